@@ -1,0 +1,5 @@
+"""``python -m mathhammer``."""
+
+from .cli import main
+
+main()

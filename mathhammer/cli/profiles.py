@@ -1,0 +1,62 @@
+"""``mathhammer profiles list|show``."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from . import options as o
+from ._io import emit_json, emit_view, handle_errors
+
+app = typer.Typer(help="List and show the unit and weapon profiles.", no_args_is_help=True)
+
+
+class Kind(str, Enum):
+    """What to list."""
+
+    UNIT = "unit"
+    WEAPON = "weapon"
+
+
+@app.command("list")
+@handle_errors
+def list_(
+    filter_: Annotated[str | None, typer.Argument(metavar="FILTER", help="Only names containing this text.")] = None,
+    kind: Annotated[Kind | None, typer.Option("--kind", help="unit or weapon (default: both).")] = None,
+    profiles: o.ProfilesOpt = None,
+) -> None:
+    """List units and weapons (name, aliases, key numbers)."""
+    from ..profiles import load_library
+    from ..render.profile_view import listing
+
+    lib = load_library(profiles or ())
+    emit_view(listing(lib, kind.value if kind else None, filter_))
+
+
+@app.command("show")
+@handle_errors
+def show(
+    name: Annotated[str, typer.Argument(help="A unit or weapon name, alias or unique part of one.")],
+    fmt: o.FormatOpt = o.OutputFormat.TABLE,
+    profiles: o.ProfilesOpt = None,
+) -> None:
+    """Show one unit (statlines, abilities, weapons) or weapon profile."""
+    from ..profiles import load_library
+    from ..render.profile_view import show_json, show_view
+
+    lib = load_library(profiles or ())
+    obj = lib.find(name, "unit", substring=False) or lib.find(name, "weapon", substring=False)
+    if obj is None:
+        try:
+            obj = lib.find(name, "unit")
+        except Exception:  # noqa: BLE001 - fall back to weapons, then report both kinds
+            try:
+                obj = lib.find(name, "weapon")
+            except Exception:  # noqa: BLE001
+                raise lib.unknown(name, ("unit", "weapon")) from None
+    if fmt is o.OutputFormat.JSON:
+        emit_json(show_json(obj))
+    else:
+        emit_view(show_view(obj))

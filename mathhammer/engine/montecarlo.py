@@ -1,0 +1,106 @@
+"""Monte Carlo engine: validate, derive chunk seeds, call the kernel, wrap the counts."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+import time
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..compile import KernelInputs
+from ..errors import InputError
+from ..result import DamageResult, Distribution
+
+__all__ = ["MAX_TRIALS", "chunk_plan", "chunk_seeds", "draw_seed", "run"]
+
+#: Largest --trials accepted (about a minute on one core for a typical weapon).
+MAX_TRIALS = 1_000_000_000
+#: Trials per chunk before the chunk count reaches MAX_CHUNKS.
+_CHUNK_TRIALS = 16_384
+MAX_CHUNKS = 64
+
+
+def draw_seed() -> int:
+    """A fresh seed from OS entropy (recorded in every output so the run can be repeated)."""
+    return secrets.randbits(63)
+
+
+def chunk_plan(trials: int) -> npt.NDArray[np.int64]:
+    """Trials per chunk. Depends on ``trials`` only, never on the thread count, so results are
+    identical for any number of threads."""
+    n = max(1, min(MAX_CHUNKS, -(-trials // _CHUNK_TRIALS)))
+    sizes = np.full(n, trials // n, dtype=np.int64)
+    sizes[: trials % n] += 1
+    return sizes
+
+
+def chunk_seeds(seed: int, n_chunks: int) -> npt.NDArray[np.uint64]:
+    """The only place seeds are derived: one independent stream per chunk."""
+    return np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
+
+
+def check_trials(trials: int) -> None:
+    """Raises InputError unless 1 <= trials <= MAX_TRIALS."""
+    if not 1 <= trials <= MAX_TRIALS:
+        raise InputError(f"must be between 1 and {MAX_TRIALS:,}", where="--trials", value=trials)
+
+
+def _announce_compile(kernel: Any, args: tuple[object, ...]) -> None:
+    """Print one line on stderr when the kernel is about to be compiled, not loaded from cache.
+
+    Peeks at numba's on-disk cache index (private API, best effort: on any surprise it assumes
+    a compile is coming and says so).
+    """
+    try:
+        from numba import typeof
+
+        sig = tuple(typeof(a) for a in args)
+        if sig in kernel.overloads:
+            return
+        cache = kernel._cache
+        key = cache._index_key(sig, kernel.targetctx.codegen())
+        if key in cache._cache_file._load_index():
+            return
+    except Exception:  # noqa: BLE001, S110 - numba internals may change; the message is harmless
+        pass
+    print("compiling kernels (first run only)…", file=sys.stderr, flush=True)
+
+
+def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: int | None = None) -> DamageResult:
+    """Simulate ``trials`` attack sequences.
+
+    Args:
+        inputs: compiled tables.
+        trials: number of trials, 1..MAX_TRIALS.
+        seed: None draws one (and records it).
+        threads: numba threads (None: all cores); the result does not depend on it.
+    """
+    check_trials(trials)
+    if seed is None:
+        seed = draw_seed()
+    if seed < 0:
+        raise InputError("must be 0 or positive", where="--seed", value=seed)
+    import numba
+
+    from ..kernel import simulate_chunks
+
+    if threads is not None:
+        if not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+            raise InputError(f"must be between 1 and {numba.config.NUMBA_NUM_THREADS}", where="--threads", value=threads)
+        numba.set_num_threads(threads)
+    sizes = chunk_plan(trials)
+    seeds = chunk_seeds(seed, sizes.size)
+    out_damage = np.zeros((sizes.size, inputs.damage_max + 1), dtype=np.int64)
+    out_models = np.zeros((sizes.size, inputs.target_models + 1), dtype=np.int64)
+    args = (inputs.stages, inputs.rolls, inputs.roll_maps, inputs.params, seeds, sizes, out_damage, out_models)
+    _announce_compile(simulate_chunks, args)
+    start = time.perf_counter()
+    simulate_chunks(*args)
+    seconds = time.perf_counter() - start
+    return DamageResult(method="monte-carlo", trials=trials, seed=seed,
+                        damage=Distribution.from_counts(out_damage.sum(axis=0)),
+                        models_destroyed=Distribution.from_counts(out_models.sum(axis=0)),
+                        target_models=inputs.target_models, seconds=seconds)

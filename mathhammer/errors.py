@@ -1,0 +1,43 @@
+"""The only place exceptions are defined.
+
+Every error carries *where* (a file, a YAML path, an option, a token), *what* went wrong,
+the offending *value* and an optional *hint*. ``cli/_io.py`` turns them into one line of text.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MathhammerError", "ProfileError", "MatchupError", "InputError", "NotExactError"]
+
+
+class MathhammerError(Exception):
+    """Base class of every expected, user-facing failure."""
+
+    def __init__(self, what: str, *, where: str = "", value: object = None, hint: str = "") -> None:
+        self.what = what
+        self.where = where
+        self.value = value
+        self.hint = hint
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        """One line: ``<where>: <what> (got <value>)``."""
+        text = f"{self.where}: {self.what}" if self.where else self.what
+        if self.value is not None:
+            text += f" (got {self.value!r})" if isinstance(self.value, str) else f" (got {self.value})"
+        return text
+
+
+class ProfileError(MathhammerError):
+    """A profile (YAML file, inline notation, dice expression) is malformed or unknown."""
+
+
+class MatchupError(MathhammerError):
+    """A weapon and a target (and a context) that cannot be put together."""
+
+
+class InputError(MathhammerError):
+    """A bad command-line value that the option parser itself could not catch."""
+
+
+class NotExactError(MathhammerError):
+    """A scenario the exact engine cannot compute."""

@@ -1,0 +1,99 @@
+"""The table view of a result, as rich renderables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from .. import describe
+from ..result import DamageResult, Distribution
+
+__all__ = ["result_view"]
+
+_MAX_ROWS = 30
+_BAR = 40
+
+
+def _pct(p: float) -> str:
+    if p == 0:
+        return "0%"
+    if p >= 0.9995 and p < 1:
+        return ">99.9%"
+    if p < 0.0005:
+        return "<0.1%"
+    return f"{100 * p:.1f}%"
+
+
+def _bins(dist: Distribution) -> list[tuple[int, int]]:
+    """Value ranges shown as histogram rows: one per value, or equal-width bins past _MAX_ROWS."""
+    n = dist.probabilities.size
+    if n <= _MAX_ROWS:
+        return [(k, k) for k in range(n)]
+    width = -(-n // _MAX_ROWS)
+    return [(lo, min(n - 1, lo + width - 1)) for lo in range(0, n, width)]
+
+
+def histogram(dist: Distribution, label: str) -> Table:
+    """Horizontal bars with P(=k) and P(>=k) per row."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column(label, justify="right")
+    table.add_column("", min_width=_BAR, no_wrap=True)
+    table.add_column("P(=k)", justify="right")
+    table.add_column("P(≥k)", justify="right")
+    rows = _bins(dist)
+    probs = [float(dist.probabilities[lo:hi + 1].sum()) for lo, hi in rows]
+    top = max(probs) or 1.0
+    for (lo, hi), p in zip(rows, probs):
+        bar = "█" * round(_BAR * p / top)
+        if not bar and p > 0:
+            bar = "▏"
+        key = str(lo) if lo == hi else f"{lo}–{hi}"
+        table.add_row(key, Text(bar, style="cyan"), _pct(p), _pct(dist.p_at_least(lo)))
+    return table
+
+
+def _stats_line(d: Distribution, what: str) -> Text:
+    text = Text()
+    text.append(f"{what}: ", style="bold")
+    text.append(f"{d.mean():.3f}", style="bold green")
+    if d.trials is not None:
+        text.append(f" ± {d.sem():.3f} (s.e.)")
+    text.append(f"   sd {d.sd():.3f}   median {d.quantile(0.5)}   5–95%: {d.quantile(0.05)}–{d.quantile(0.95)}")
+    return text
+
+
+def result_view(result: DamageResult) -> RenderableType:
+    """Everything the table format shows, top to bottom."""
+    prov: dict[str, Any] = result.provenance
+    m = prov["matchup"]
+    head = Text()
+    who = f"{m.weapon.name}" + (f" ({m.weapon.unit})" if m.weapon.unit else "")
+    head.append(who, style="bold")
+    head.append(f" ×{m.context.firing_models}  →  ")
+    head.append(m.target.name, style="bold")
+    lines: list[RenderableType] = [
+        head,
+        Text(f"  weapon: {describe.weapon_line(m.weapon)}"),
+        Text(f"  target: {describe.target_line(m.target)}"),
+        Text(f"  {prov['thresholds']['summary']}" + (" · in cover" if m.context.cover else ""), style="yellow"),
+        Text(""),
+        _stats_line(result.damage, "Damage (wounds lost)"),
+        histogram(result.damage, "damage"),
+        Text(""),
+    ]
+    if m.target.wounds:
+        md = result.models_destroyed
+        lines.append(_stats_line(md, f"Models destroyed (of {result.target_models})"))
+        if result.target_models > 1:
+            lines.append(histogram(md, "models"))
+        p = Text("P(destroy unit): ", style="bold")
+        p.append(_pct(result.p_destroy_unit()), style="bold red")
+        lines.append(p)
+        lines.append(Text(""))
+    foot = f"{result.method}: {result.trials:,} trials, seed {result.seed}, {result.seconds:.2f} s" \
+        if result.trials is not None else f"{result.method}, {result.seconds * 1000:.2f} ms"
+    lines.append(Text(foot, style="dim"))
+    return Group(*lines)

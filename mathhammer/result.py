@@ -1,0 +1,127 @@
+"""DamageResult: one distribution type for both engines, with its statistics and JSON form."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["SCHEMA", "DamageResult", "Distribution"]
+
+SCHEMA = "mathhammer.result/1"
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """A distribution over 0, 1, 2, ...: ``probabilities[k]`` = P(X = k).
+
+    ``trials`` is the number of Monte Carlo samples behind it (``None`` when exact): it sets the
+    standard error of the mean. ``sd`` is the population standard deviation of X itself,
+    not of the mean.
+    """
+
+    probabilities: npt.NDArray[np.float64]
+    trials: int | None = None
+    counts: npt.NDArray[np.int64] | None = None
+
+    @classmethod
+    def from_counts(cls, counts: npt.NDArray[np.int64]) -> Distribution:
+        """From a histogram of samples; trailing never-seen values are dropped."""
+        counts = np.asarray(counts, dtype=np.int64)
+        nz = np.flatnonzero(counts)
+        counts = counts[: (nz[-1] + 1) if nz.size else 1]
+        n = int(counts.sum())
+        return cls(counts / n, n, counts)
+
+    @property
+    def support(self) -> npt.NDArray[np.int64]:
+        """Values 0..max."""
+        return np.arange(self.probabilities.size, dtype=np.int64)
+
+    def mean(self) -> float:
+        """E[X]."""
+        return float(self.support @ self.probabilities)
+
+    def sd(self) -> float:
+        """Population standard deviation of X."""
+        mu = self.mean()
+        return math.sqrt(max(0.0, float(((self.support - mu) ** 2) @ self.probabilities)))
+
+    def sem(self) -> float:
+        """Standard error of the mean: sd / sqrt(trials); 0 for an exact distribution."""
+        return 0.0 if self.trials is None else self.sd() / math.sqrt(self.trials)
+
+    def cdf(self) -> npt.NDArray[np.float64]:
+        """P(X <= k) for each k."""
+        return np.minimum(np.cumsum(self.probabilities), 1.0)
+
+    def p_at_least(self, k: int) -> float:
+        """P(X >= k), k included."""
+        if k <= 0:
+            return 1.0
+        return float(self.probabilities[k:].sum())
+
+    def quantile(self, q: float) -> int:
+        """Smallest k with P(X <= k) >= q (q in [0, 1])."""
+        c = self.cdf()
+        return int(np.searchsorted(c, q - 1e-12, side="left"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stat block of the JSON contract."""
+        p = self.probabilities
+        tail = np.cumsum(p[::-1])[::-1]
+        return {
+            "mean": self.mean(),
+            "sd": self.sd(),
+            "sem": self.sem(),
+            "median": self.quantile(0.5),
+            "p05": self.quantile(0.05),
+            "p95": self.quantile(0.95),
+            "distribution": [{"value": int(k), "p": float(p[k]), "p_at_least": float(min(1.0, tail[k]))}
+                             for k in range(p.size)],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DamageResult:
+    """What one matchup does: wounds lost by the target and models destroyed.
+
+    ``damage`` counts wounds actually lost by the target (after Feel No Pain and allocation).
+    """
+
+    method: str
+    trials: int | None
+    seed: int | None
+    damage: Distribution
+    models_destroyed: Distribution
+    target_models: int
+    seconds: float = 0.0
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def p_destroy_unit(self) -> float:
+        """P(every model of the target is destroyed)."""
+        return self.models_destroyed.p_at_least(self.target_models)
+
+    def to_dict(self, writer: dict[str, str]) -> dict[str, Any]:
+        """The JSON document (schema ``mathhammer.result/1``); descriptive objects come from
+        ``provenance`` (attacker, target, context, thresholds, warnings)."""
+        prov = self.provenance
+        return {
+            "schema": SCHEMA,
+            "writer": writer,
+            "method": self.method,
+            "trials": self.trials,
+            "seed": self.seed,
+            "attacker": prov.get("attacker"),
+            "target": prov.get("target"),
+            "context": prov.get("context"),
+            "thresholds": prov.get("thresholds"),
+            "damage": self.damage.to_dict(),
+            "models_destroyed": self.models_destroyed.to_dict(),
+            "p_destroy_unit": self.p_destroy_unit(),
+            "warnings": list(prov.get("warnings", [])),
+            "timing": {"simulate_seconds": self.seconds},
+        }
