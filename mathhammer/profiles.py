@@ -42,7 +42,8 @@ class _Reader:
         self.file, self.path, self.data = file, path, data
 
     def fail(self, what: str, value: Any, key: str = "", hint: str = "") -> ProfileError:
-        where = f"{self.file}: {self.path}{'.' + key if key else ''}".rstrip(": ")
+        path = ".".join(p for p in (self.path, key) if p)
+        where = f"{self.file}: {path}" if path else self.file
         return ProfileError(what, where=where, value=value if isinstance(value, str) else repr(value), hint=hint)
 
     def mapping(self, allowed: set[str], required: Iterable[str]) -> None:
@@ -51,7 +52,7 @@ class _Reader:
         for key in self.data:
             if key not in allowed:
                 close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
-                raise self.fail("unknown key", str(key), hint=f"did you mean {close[0]!r}?" if close
+                raise self.fail("unknown key", str(key), str(key), hint=f"did you mean {close[0]!r}?" if close
                                 else f"allowed keys: {', '.join(sorted(allowed))}")
         for key in required:
             if key not in self.data:

@@ -35,11 +35,27 @@ class _Group(TyperGroup):
             ctx = getattr(e, "ctx", None)
             where = ctx.command_path if ctx is not None else "mathhammer"
             hint = f"\n  hint: {where} --help" if e.exit_code == _io.ExitCode.USAGE else ""
-            typer.echo(f"Error: {where}: {e.format_message()}{hint}", err=True)
+            message = e.format_message()
+            value = _offending_value(getattr(e, "param", None), sys.argv[1:] if args is None else list(args))
+            if value is not None and repr(value) not in message:
+                message += f" (got {value!r})"
+            typer.echo(f"Error: {where}: {message}{hint}", err=True)
             rv = e.exit_code
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _offending_value(param: Any, argv: list[str]) -> str | None:
+    """The command-line value given to ``param`` (so every error shows what was typed)."""
+    opts = getattr(param, "opts", None) or []
+    for i, arg in enumerate(argv):
+        for opt in opts:
+            if arg == opt and i + 1 < len(argv):
+                return argv[i + 1]
+            if opt.startswith("--") and arg.startswith(opt + "="):
+                return arg[len(opt) + 1:]
+    return None
 
 
 app = typer.Typer(cls=_Group, name="mathhammer", no_args_is_help=True, add_completion=False,

@@ -1,0 +1,209 @@
+"""The command line: table and JSON output, options, and every error path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mathhammer import __version__
+from mathhammer.cli import app
+
+runner = CliRunner()
+ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args), env=ENV)
+
+
+def shoot_json(*args: str) -> dict:
+    r = run("shoot", *args, "-f", "json", "--trials", "20000", "--seed", "5")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_version() -> None:
+    r = run("--version")
+    assert r.exit_code == 0 and r.stdout.strip() == f"mathhammer {__version__}"
+
+
+def test_help_lists_commands() -> None:
+    r = run("--help")
+    assert r.exit_code == 0
+    for cmd in ("shoot", "profiles"):
+        assert cmd in r.stdout
+
+
+@pytest.mark.parametrize("args", [["shoot", "--help"], ["profiles", "--help"], ["profiles", "list", "--help"], ["profiles", "show", "--help"], ["-h"]])
+def test_every_command_has_help(args: list[str]) -> None:
+    r = run(*args)
+    assert r.exit_code == 0 and "Usage" in r.stdout
+
+
+def test_commands_appear_in_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for phrase in ("mathhammer shoot", "mathhammer profiles list", "mathhammer profiles show"):
+        assert phrase in readme
+    lines = [ln for ln in readme.splitlines() if ln.startswith("python3 -m pip install")]
+    assert lines[:2] == ['python3 -m pip install . && mathhammer shoot railgun --target knight',
+                         'python3 -m pip install ".[test]" && python3 -m pytest']
+
+
+def test_help_does_not_import_numba() -> None:
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mathhammer.cli import app\n"
+            "r = CliRunner().invoke(app, ['shoot', '--help'])\nassert r.exit_code == 0\n"
+            "r = CliRunner().invoke(app, ['--help'])\nassert r.exit_code == 0\n"
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_shoot_table_railgun_vs_knight() -> None:
+    r = run("shoot", "railgun", "--target", "knight", "--trials", "20000", "--seed", "7")
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    assert "Supremacy railgun" in out and "Questoris-class Imperial Knight" in out
+    assert "hits on 5+, wounds on 3+ (re-roll: twin-linked), 5+ invulnerable save, devastating wounds on 6s" in out
+    assert "P(=k)" in out and "P(≥k)" in out and "P(destroy unit)" in out
+    assert "seed 7" in out and "20,000 trials" in out
+    assert "\x1b[" not in out  # no colour when not a terminal
+
+
+def test_shoot_json_contract() -> None:
+    d = shoot_json("railgun", "--target", "knight")
+    for key in ("schema", "writer", "method", "trials", "seed", "attacker", "target", "context", "thresholds",
+                "damage", "models_destroyed", "p_destroy_unit"):
+        assert key in d
+    assert d["schema"] == "mathhammer.result/1" and d["method"] == "monte-carlo"
+    assert d["writer"] == {"name": "mathhammer", "version": __version__}
+    assert d["trials"] == 20000 and d["seed"] == 5
+    for block in (d["damage"], d["models_destroyed"]):
+        for key in ("mean", "sd", "sem", "median", "distribution"):
+            assert key in block
+        dist = block["distribution"]
+        assert [row["value"] for row in dist] == list(range(len(dist)))
+        assert abs(sum(row["p"] for row in dist) - 1) < 1e-12
+        assert dist[0]["p_at_least"] == 1.0
+        assert dist[-1]["p"] > 0  # ends at the largest value seen
+        for a, b in zip(dist, dist[1:]):
+            assert abs(a["p_at_least"] - a["p"] - b["p_at_least"]) < 1e-12
+
+
+def test_same_seed_identical_json() -> None:
+    a = run("shoot", "railgun", "-t", "knight", "-f", "json", "--trials", "50000", "--seed", "11")
+    b = run("shoot", "railgun", "-t", "knight", "-f", "json", "--trials", "50000", "--seed", "11")
+    strip = lambda s: {k: v for k, v in json.loads(s).items() if k != "timing"}  # noqa: E731
+    assert strip(a.stdout) == strip(b.stdout)
+
+
+def test_seed_is_drawn_and_reported() -> None:
+    r = run("shoot", "railgun", "-t", "knight", "-f", "json", "--trials", "1000")
+    assert isinstance(json.loads(r.stdout)["seed"], int)
+
+
+def test_inline_weapon_models_and_cover() -> None:
+    d = shoot_json("A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]", "--models", "10", "--target", "intercessors", "--cover")
+    assert d["attacker"]["models"] == 10 and d["target"]["models"] == 5
+    assert d["thresholds"]["save"]["needed"] == 3 and d["thresholds"]["save"]["cover"] == "applied"
+    assert d["context"]["cover"] is True
+
+
+def test_inline_target() -> None:
+    d = shoot_json("railgun", "--target", "T11 SV3+ W26 INV5+")
+    assert d["target"]["T"] == 11 and d["target"]["invulnerable"] == 5
+
+
+def test_unit_as_weapon_uses_its_only_ranged_weapon() -> None:
+    assert shoot_json("gunrig", "-t", "knight")["attacker"]["weapon"]["name"] == "Supremacy railgun"
+
+
+def test_modifier_options_reported() -> None:
+    r = runner.invoke(app, ["shoot", "A4 BS3+ S4 AP0 D1", "-t", "T4 SV4+ W1 MODELS10", "--hit-mod", "-2", "--wound-mod", "2",
+                            "--save-mod", "1", "--reroll-hits", "ones", "--reroll-wounds", "failed", "--trials", "1000",
+                            "--seed", "1", "-f", "json", "--threads", "1"], env=ENV)
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["thresholds"]["hit"]["modifier"] == {"requested": -2, "applied": -1, "clamped": True}
+    assert d["thresholds"]["wound"]["modifier"]["applied"] == 1
+    assert d["thresholds"]["hit"]["needed"] == 4 and d["thresholds"]["wound"]["needed"] == 3
+    assert d["context"]["reroll_hits"] == "ones" and d["context"]["reroll_wounds"] == "failed"
+    assert "clamped" in r.stderr
+
+
+def test_target_models_override() -> None:
+    assert shoot_json("railgun", "-t", "intercessors", "--target-models", "10")["target"]["models"] == 10
+
+
+def test_profiles_list_and_show() -> None:
+    r = run("profiles", "list", "--kind", "unit", "knight")
+    assert r.exit_code == 0 and "Questoris-class Imperial Knight" in r.stdout and "Tidewall" not in r.stdout
+    r = run("profiles", "list", "--kind", "weapon", "rail")
+    assert r.exit_code == 0 and "Supremacy railgun" in r.stdout
+    r = run("profiles", "show", "gunrig")
+    assert r.exit_code == 0 and "Supremacy railgun" in r.stdout and "90 pts" in r.stdout
+    r = run("profiles", "show", "railgun", "-f", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["D"] == "D6+6"
+
+
+ERRORS = [
+    (["shoot", "raiilgun", "-t", "knight"], "Error: weapon: unknown weapon or unit (got 'raiilgun')", "railgun"),
+    (["shoot", "plasma", "-t", "knight"], "Error: weapon: ambiguous weapon name", "Plasma rifle"),
+    (["shoot", "railgun", "-t", "nite"], "Error: unit: unknown unit (got 'nite')", "hint"),
+    (["shoot", "hammerhead", "-t", "knight"], "Error: weapon: unit 'Hammerhead Gunship' has 7 ranged weapons", "hint"),
+    (["shoot", "A2 BS7+ S4 AP-1 D1", "-t", "knight"], "BS must be 2+ to 6+ (got 'BS7+')", ""),
+    (["shoot", "A2 BS3+ S4 AP-1 D D7", "-t", "knight"], "only D3 and D6 exist in 40k (got 'D7')", ""),
+    (["shoot", "A2 BS3+ S4 AP+2 D1", "-t", "knight"], "AP must be 0 or negative (got 'AP+2')", ""),
+    (["shoot", "A2 BS3+ AP-1 D1", "-t", "knight"], "missing S (strength)", ""),
+    (["shoot", "A2 BS3+ S4 D1 [LETHAL HITZ]", "-t", "knight"], "unknown ability (got 'LETHAL HITZ')", "LETHAL HITS"),
+    (["shoot", "railgun", "-t", "knight", "--trials", "0"], "Error: --trials: must be between 1 and 1,000,000,000 (got 0)", ""),
+    (["shoot", "railgun", "-t", "knight", "--trials", "-5"], "Error: --trials: must be between 1 and 1,000,000,000 (got -5)", ""),
+    (["shoot", "railgun", "-t", "knight", "--trials", "2000000000"], "(got 2000000000)", ""),
+    (["shoot", "railgun", "-t", "knight", "--models", "0"], "Error: --models: at least one model must fire (got 0)", ""),
+    (["shoot", "A3 WS3+ S4 AP0 D1", "-t", "knight"], "is a melee weapon", ""),
+    (["profiles", "show", "zzzz"], "Error: unit: unknown unit or weapon (got 'zzzz')", ""),
+    (["shoot", "railgun", "-t", "knight", "--profiles", "/no/such/dir"], "Error: --profiles: not a folder (got '/no/such/dir')", ""),
+]
+
+
+@pytest.mark.parametrize(("args", "first_line", "more"), ERRORS)
+def test_bad_input_one_line_exit_1(args: list[str], first_line: str, more: str) -> None:
+    r = run(*args)
+    assert r.exit_code == 1, r.output
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert 1 <= len(lines) <= 2 and "Traceback" not in r.stderr
+    assert first_line in lines[0]
+    assert more in r.stderr
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["shoot", "railgun", "-t", "knight", "--format", "xml"], "'xml'"),
+    (["shoot", "railgun", "-t", "knight", "--reroll-hits", "sixes"], "'sixes'"),
+    (["shoot", "railgun"], "--target"),
+    (["shoot", "railgun", "-t", "knight", "--bogus"], "--bogus"),
+    (["shoot", "railgun", "-t", "knight", "--trials", "lots"], "'lots'"),
+    (["fire", "railgun"], "fire"),
+])
+def test_usage_errors_exit_2(args: list[str], fragment: str) -> None:
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    assert fragment in r.stderr and "Traceback" not in r.stderr
+    assert r.stderr.startswith("Error: ")
+
+
+def test_bad_yaml_in_user_folder(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text("schema: 1\nunits:\n  - name: X\n    models:\n      - {name: x, count: 1, T: 4, Sv: 3, W: two}\n")
+    r = run("shoot", "railgun", "-t", "knight", "--profiles", str(tmp_path))
+    assert r.exit_code == 1
+    assert f"Error: {tmp_path / 'mine.yaml'}: units[0].models[0].W: expected int (got 'two')" in r.stderr
+
+
+def test_python_dash_m() -> None:
+    out = subprocess.run([sys.executable, "-m", "mathhammer", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"mathhammer {__version__}"

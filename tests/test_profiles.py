@@ -1,0 +1,159 @@
+"""Profile YAML: loading, errors with file and key path, round trips, lookup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mathhammer.errors import ProfileError
+from mathhammer.model import Ability
+from mathhammer.profiles import Library, dump_unit, load_file, load_library
+
+GOOD = """\
+schema: 1
+units:
+  - name: Test Squad
+    aliases: [testers]
+    points: 100
+    models:
+      - {name: Tester, count: 5, T: 4, Sv: 3, W: 2}
+    invulnerable: {save: 4, ranged_only: false}
+    feel_no_pain: 6
+    keywords: [infantry]
+    weapons:
+      - {name: Test gun, range: 24, A: "2", BS: 3, S: 4, AP: -1, D: "D3", abilities: [Sustained Hits 1]}
+      - {name: Test blade, range: melee, A: "3", WS: 3, S: 5, AP: -2, D: "1", abilities: []}
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "test.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_load_good_file(tmp_path: Path) -> None:
+    [u] = load_file(_write(tmp_path, GOOD))
+    assert u.name == "Test Squad" and u.model_count == 5 and u.invulnerable == 4 and u.feel_no_pain == 6
+    assert u.keywords == {"INFANTRY"}
+    gun, blade = u.weapons
+    assert gun.get(Ability.SUSTAINED_HITS) is not None and gun.unit == "Test Squad"
+    assert blade.melee and blade.skill == 3
+
+
+@pytest.mark.parametrize(("old", "new", "where", "value"), [
+    ('D: "D3"', 'D: "d7x"', "test.yaml: units[0].weapons[0].D", "d7x"),
+    ("T: 4", "T: four", "test.yaml: units[0].models[0].T", "four"),
+    ("BS: 3", "BS: 9", "test.yaml: units[0].weapons[0].BS", "9"),
+    ("AP: -1", "AP: 2", "test.yaml: units[0].weapons[0].AP", "2"),
+    ("points: 100", "pionts: 100", "test.yaml: units[0].pionts", "pionts"),
+    ("[Sustained Hits 1]", "[Sustained Hitz 1]", "test.yaml: units[0].weapons[0].abilities[0]", "Sustained Hitz 1"),
+    ("range: 24", "range: far", "test.yaml: units[0].weapons[0].range", "far"),
+    ("schema: 1", "schema: 7", "test.yaml: schema", "7"),
+    ("{save: 4, ranged_only: false}", "{save: 4, ranged_only: maybe}", "test.yaml: units[0].invulnerable.ranged_only", "maybe"),
+])
+def test_errors_name_file_path_and_value(tmp_path: Path, old: str, new: str, where: str, value: str) -> None:
+    assert old in GOOD
+    p = _write(tmp_path, GOOD.replace(old, new))
+    with pytest.raises(ProfileError) as e:
+        load_file(p, label="test.yaml")
+    assert e.value.where == where
+    assert value in e.value.message()
+
+
+def test_yaml_syntax_error_names_line(tmp_path: Path) -> None:
+    p = _write(tmp_path, "schema: 1\nunits: [\n  {name: x\n")
+    with pytest.raises(ProfileError) as e:
+        load_file(p, label="bad.yaml")
+    assert e.value.where == "bad.yaml" and "YAML syntax error at line" in e.value.what
+
+
+def test_missing_key(tmp_path: Path) -> None:
+    p = _write(tmp_path, GOOD.replace("      - {name: Tester, count: 5, T: 4, Sv: 3, W: 2}", "      - {name: Tester, count: 5, T: 4, Sv: 3}"))
+    with pytest.raises(ProfileError, match="missing key 'W'"):
+        load_file(p)
+
+
+def test_dump_and_load_round_trip(tmp_path: Path, library: Library) -> None:
+    data = {"schema": 1, "units": [dump_unit(u) for u in library.units]}
+    p = _write(tmp_path, yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
+    assert tuple(load_file(p)) == library.units
+
+
+def test_reference_library_loads(library: Library) -> None:
+    assert len(library.units) >= 31
+    names = {u.name for u in library.units}
+    assert {"Tidewall Gunrig", "Questoris-class Imperial Knight", "Intercessor Squad"} <= names
+
+
+def test_gunrig_from_the_seed(library: Library) -> None:
+    u = library.find("gunrig", "unit")
+    assert u.points == 90
+    m = u.models[0]
+    assert (m.toughness, m.save, m.wounds, m.move) == (8, 3, 14, 4)
+    assert {"FORTIFICATION", "VEHICLE", "TRANSPORT", "FLY"} <= u.keywords
+    [w] = u.weapons
+    assert (w.name, str(w.attacks), w.skill, w.strength, w.ap, str(w.damage), w.range_inches) == \
+        ("Supremacy railgun", "1", 5, 20, -5, "D6+6", 72)
+    assert w.has(Ability.DEVASTATING_WOUNDS) and w.has(Ability.TWIN_LINKED)
+
+
+@pytest.mark.parametrize(("query", "kind", "name"), [
+    ("railgun", "weapon", "Supremacy railgun"), ("RAILGUN", "weapon", "Supremacy railgun"),
+    ("knight", "unit", "Questoris-class Imperial Knight"), ("intercessors", "unit", "Intercessor Squad"),
+    ("Intercessor", "unit", "Intercessor Squad"), ("supremacy", "weapon", "Supremacy railgun"),
+    ("hammerhead/railgun", "weapon", "Railgun"), ("Hammerhead Gunship:Railgun", "weapon", "Railgun"),
+])
+def test_lookup(library: Library, query: str, kind: str, name: str) -> None:
+    assert library.find(query, kind).name == name
+
+
+def test_knight_statline(library: Library) -> None:
+    u = library.find("knight", "unit")
+    m = u.models[0]
+    assert (m.toughness, m.save, m.wounds, u.invulnerable, u.invulnerable_ranged_only) == (11, 3, 26, 5, True)
+
+
+def test_ambiguous_lists_candidates(library: Library) -> None:
+    with pytest.raises(ProfileError) as e:
+        library.find("plasma", "weapon")
+    assert "ambiguous" in e.value.what and "Plasma rifle" in e.value.what and "Twin plasma rifle" in e.value.what
+
+
+def test_unknown_suggests_three(library: Library) -> None:
+    with pytest.raises(ProfileError) as e:
+        library.find("raiilgun", "weapon")
+    assert "unknown weapon" in e.value.what and "railgun" in e.value.hint
+
+
+def test_identical_weapons_in_several_units_are_one(library: Library) -> None:
+    assert library.find("meltagun", "weapon").name == "Meltagun"
+
+
+def test_user_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, GOOD)
+    assert load_library([tmp_path]).find("testers", "unit").name == "Test Squad"
+    monkeypatch.setenv("MATHHAMMER_PROFILES", str(tmp_path))
+    assert load_library().find("test gun", "weapon").name == "Test gun"
+
+
+def test_missing_user_folder(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError) as e:
+        load_library([tmp_path / "nope"])
+    assert e.value.where == "--profiles" and "nope" in e.value.message()
+
+
+def test_every_statlines_unit_is_in_the_library(library: Library, shared_data: Path) -> None:
+    rows = yaml.safe_load((shared_data / "statlines.yaml").read_text())
+    for row in rows:
+        base = row["unit"].split(" (")[0]
+        unit = library.find(base, "unit", substring=False)
+        assert unit is not None, row["unit"]
+        first = row["profiles"][0]
+        main = max(unit.models, key=lambda m: m.count)
+        assert (main.toughness, main.save, main.wounds) == (first["T"], int(str(first["Sv"]).rstrip("+")), first["W"]), row["unit"]
+        for w in row.get("weapons", []):
+            name = w[0].replace("➤ ", "")
+            assert any(x.name.startswith(name) for x in unit.weapons), (row["unit"], name)
