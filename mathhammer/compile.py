@@ -86,6 +86,20 @@ def _modifier(requested: int, applied: int) -> dict[str, object]:
     return {"requested": requested, "applied": applied, "clamped": requested != applied}
 
 
+#: Abilities accepted and listed but without an effect on these numbers yet, with the reason.
+_NOT_MODELLED = {
+    Ability.BLAST: "extra attacks against large units",
+    Ability.RAPID_FIRE: "needs the range to the target",
+    Ability.MELTA: "needs the range to the target",
+    Ability.HEAVY: "needs whether the unit remained stationary",
+    Ability.LANCE: "melee on the charge",
+    Ability.ANTI: "critical wounds against keywords",
+    Ability.INDIRECT_FIRE: "needs whether the target is visible",
+    Ability.HAZARDOUS: "self-damage after shooting",
+    Ability.EXTRA_ATTACKS: "melee only",
+}
+
+
 def compile_matchup(m: Matchup) -> Compiled:
     """Turn a matchup into kernel tables and their description.
 
@@ -96,11 +110,14 @@ def compile_matchup(m: Matchup) -> Compiled:
     if w.melee:
         raise MatchupError("is a melee weapon; shoot resolves ranged attacks", where=f"weapon {w.name!r}",
                            value=w.name)
+    warnings: list[str] = []
+    for a in w.abilities:
+        if a.ability in _NOT_MODELLED:
+            warnings.append(f"{a} is not modelled yet: ignored ({_NOT_MODELLED[a.ability]})")
     stages = np.zeros((4, PAIRS), dtype=np.int8)
     rolls = np.zeros((3, 2), dtype=np.int64)
     maps = np.zeros((3, MAX_RAW + 1), dtype=np.int64)
     flags = Flag(0)
-    warnings: list[str] = []
 
     # Hit roll (R-2.1, R-2.2, R-0.3, R-3.3/R-3.4).
     torrent = w.has(Ability.TORRENT)

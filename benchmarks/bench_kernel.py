@@ -1,0 +1,94 @@
+"""Kernel speed against a straightforward vectorised numpy version, in one run.
+
+Reference scenario (issue #2): 10 attacks, BS3+ re-rolling Hit rolls of 1, Sustained Hits 1,
+S5 vs T4, AP-1 vs Sv3+, D2, a target with unlimited wounds.
+
+Run: python3 benchmarks/bench_kernel.py [--trials N] [--repeats R]
+Prints trials/s for the kernel on 1 and 2 threads and for numpy, and the ratios; the mean
+damage of each (exact value 350/54 = 6.4815) as a sanity check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numba
+import numpy as np
+
+from mathhammer.compile import compile_matchup
+from mathhammer.engine import montecarlo
+from mathhammer.model import Context, Matchup, RerollPolicy, Target
+from mathhammer.notation import parse_weapon
+
+EXACT_MEAN = 350 / 54
+
+
+def reference_inputs():
+    weapon = parse_weapon("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]")
+    target = Target(name="unlimited", toughness=4, save=3, wounds=None)
+    ctx = Context(reroll_hits=RerollPolicy.ONES)
+    return compile_matchup(Matchup(weapon=weapon, target=target, context=ctx)).inputs
+
+
+def numpy_reference(trials: int, seed: int, batch: int = 1_000_000) -> float:
+    """The same scenario, vectorised over trials x attacks with numpy's Generator."""
+    rng = np.random.default_rng(seed)
+    total = 0
+    done = 0
+    while done < trials:
+        n = min(batch, trials - done)
+        hit = rng.integers(1, 7, size=(n, 10), dtype=np.int8)
+        reroll = rng.integers(1, 7, size=(n, 10), dtype=np.int8)
+        hit = np.where(hit == 1, reroll, hit)
+        hits = (hit >= 3).astype(np.int8) + (hit == 6)  # sustained hits 1: a 6 scores one more hit
+        wound = rng.integers(1, 7, size=(n, 20), dtype=np.int8) >= 3  # S5 vs T4: 3+
+        save_fail = rng.integers(1, 7, size=(n, 20), dtype=np.int8) < 4  # Sv3+ AP-1: 4+
+        slots = np.arange(20) < (2 * 10)  # at most 20 hits per trial
+        per_hit = wound & save_fail & slots
+        # count only the first `hits` of the 20 hit slots of each trial
+        n_hits = hits.sum(axis=1, dtype=np.int64)
+        mask = np.arange(20)[None, :] < n_hits[:, None]
+        dmg = 2 * (per_hit & mask).sum(axis=1, dtype=np.int64)
+        total += int(dmg.sum())
+        done += n
+    return total / trials
+
+
+def timed(fn, repeats: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=20_000_000)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    inputs = reference_inputs()
+    montecarlo.run(inputs, trials=1000, seed=0)  # load / compile the kernel
+    rows = {}
+    for threads in (1, 2):
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            continue
+        sec, res = timed(lambda t=threads: montecarlo.run(inputs, trials=args.trials, seed=1, threads=t), args.repeats)
+        rows[f"kernel, {threads} thread{'s' if threads > 1 else ''}"] = (args.trials / sec, res.damage.mean())
+    np_trials = max(1_000_000, args.trials // 10)
+    sec, mean = timed(lambda: numpy_reference(np_trials, 1), max(1, args.repeats // 2))
+    rows["numpy, vectorised"] = (np_trials / sec, mean)
+    print(f"reference scenario, median of {args.repeats} runs; exact mean {EXACT_MEAN:.4f}")
+    for name, (rate, mean) in rows.items():
+        print(f"  {name:20s} {rate / 1e6:8.2f} M trials/s   mean {mean:.4f}")
+    one = rows["kernel, 1 thread"][0]
+    if "kernel, 2 threads" in rows:
+        print(f"  2 threads / 1 thread: {rows['kernel, 2 threads'][0] / one:.2f}x")
+    print(f"  kernel 1 thread / numpy: {one / rows['numpy, vectorised'][0]:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""Monte Carlo against the independent exact oracle (tests/oracles.py), rule by rule.
+
+Tolerances come from theory, never from tuning (N trials, fixed seeds):
+- mean: |mc - exact| <= 5 * sd_exact / sqrt(N);
+- CDF: max_k |F_mc(k) - F_exact(k)| <= sqrt(ln(2 / 1e-6) / (2N)) (DKW, fails by chance with
+  probability 1e-6), for damage and for models destroyed.
+Each scenario also carries a mutant (e.g. one BS worse): the same Monte Carlo sample must FAIL
+the same checks against the mutant's exact distribution, which shows the test can catch a bug
+of that size.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from mathhammer.compile import compile_matchup
+from mathhammer.engine import montecarlo
+
+from . import oracles
+from .oracles import Scenario
+from .scenarios import matchup
+
+N = 200_000
+DKW = math.sqrt(math.log(2 / 1e-6) / (2 * N))
+
+MC = oracles.Scenario
+CASES: dict[str, tuple[Scenario, dict]] = {
+    "R_2_1_bs3": (MC(attacks="3", bs=3, strength=4, toughness=4, save=4), {"bs": 4}),
+    "R_0_3_plus_two_to_hit_capped": (MC(attacks="3", bs=4, hit_mod=2, save=5), {"hit_mod": 0}),
+    "R_0_3_minus_two_to_hit_capped": (MC(attacks="3", bs=3, hit_mod=-2, save=5), {"hit_mod": 0}),
+    "R_0_5_bs2_minus_one": (MC(attacks="4", bs=2, hit_mod=-1, strength=8, toughness=4), {"bs": 3}),
+    "R_3_3_reroll_hit_ones": (MC(attacks="3", bs=3, reroll_hits="ones", save=6), {"reroll_hits": "none"}),
+    "R_3_4_reroll_failed_hits_minus_one": (MC(attacks="3", bs=3, hit_mod=-1, reroll_hits="failed", save=6),
+                                           {"reroll_hits": "ones"}),
+    "R_3_6_twin_linked_s5_t6": (MC(attacks="3", bs=3, strength=5, toughness=6, twin_linked=True), {"twin_linked": False}),
+    "R_3_9_twin_linked_and_reroll_ones": (MC(attacks="3", bs=4, strength=4, toughness=8, twin_linked=True,
+                                             reroll_wounds="ones"), {"strength": 5}),
+    "R_4_1_sustained_1": (MC(attacks="3", bs=4, sustained="1", strength=5, toughness=5), {"sustained": "0"}),
+    "R_4_2_sustained_d3": (MC(attacks="3", bs=3, sustained="D3", strength=5, toughness=5), {"sustained": "2"}),
+    "R_4_3_lethal_vs_6_to_wound": (MC(attacks="3", bs=3, lethal=True, strength=4, toughness=8), {"lethal": False}),
+    "R_4_4_lethal_and_sustained": (MC(attacks="3", bs=3, lethal=True, sustained="1", strength=4, toughness=8,
+                                      save=4), {"sustained": "0"}),
+    "R_5_2_wound_mod_plus_one_at_6": (MC(attacks="4", bs=3, strength=4, toughness=8, wound_mod=1), {"wound_mod": 0}),
+    "R_5_2_wound_mod_minus_two": (MC(attacks="4", bs=3, strength=5, toughness=4, wound_mod=-2), {"wound_mod": 0}),
+    "R_6_railgun_vs_knight": (MC(attacks="1", bs=5, strength=20, toughness=11, ap=-5, save=3, invuln=5,
+                                 damage="D6+6", devastating=True, twin_linked=True, target_wounds=26), {"bs": 4}),
+    "R_6_4_devastating_excess_lost": (MC(attacks="3", bs=3, strength=4, toughness=4, devastating=True, save=2, ap=0,
+                                         damage="D6", target_models=5, target_wounds=2), {"devastating": False}),
+    "R_6_5_lethal_never_devastating": (MC(attacks="3", bs=3, lethal=True, devastating=True, strength=4, toughness=8,
+                                          save=3, damage="3"), {"lethal": False}),
+    "R_7_1_invulnerable_chosen": (MC(attacks="3", bs=3, strength=8, toughness=4, ap=-4, save=2, invuln=4, damage="2"),
+                                  {"invuln": None}),
+    "R_7_3_cover_sv4_ap0": (MC(attacks="4", bs=3, save=4, cover=True), {"cover": False}),
+    "R_7_3_cover_denied_sv3_ap0": (MC(attacks="4", bs=3, save=3, cover=True), {"save": 2}),
+    "R_7_3_ignores_cover": (MC(attacks="4", bs=3, save=4, ap=-1, cover=True, ignores_cover=True),
+                            {"ignores_cover": False}),
+    "R_0_3_save_cap_with_save_mod": (MC(attacks="4", bs=3, save=4, ap=0, cover=True, save_mod=1),
+                                     {"save": 2, "cover": False, "save_mod": 0}),  # uncapped: 2+
+    "R_8_1_damage_2d6": (MC(attacks="2", bs=3, strength=8, toughness=4, damage="2D6"), {"damage": "2D6+1"}),
+    "R_8_5_fnp_d2": (MC(attacks="3", bs=3, damage="2", fnp=5), {"fnp": 6}),
+    "R_9_1_ten_d2_vs_five_w3": (MC(attacks="10", bs=2, strength=8, toughness=4, damage="2", target_models=5,
+                                   target_wounds=3), {"damage": "3"}),
+    "R_9_2_heavy_bolters_vs_terminators": (MC(attacks="3", models_firing=4, bs=3, sustained="1", strength=5,
+                                              toughness=5, ap=-1, save=2, invuln=4, damage="2", target_models=5,
+                                              target_wounds=3), {"sustained": "0"}),
+    "R_9_6_fnp_and_allocation": (MC(attacks="4", bs=3, strength=5, toughness=4, damage="D3", fnp=5, save=5,
+                                    target_models=5, target_wounds=3), {"fnp": None}),
+    "R_1_2_random_attacks_three_models": (MC(attacks="D6", models_firing=3, bs=4, strength=4, toughness=4, save=5,
+                                             damage="1", target_models=10, target_wounds=1), {"attacks": "D3"}),
+    "R_1_6_torrent": (MC(attacks="D6", bs=None, sustained="1", strength=5, toughness=4, save=5), {"strength": 4}),
+    "combined_everything": (MC(attacks="3", bs=3, reroll_hits="ones", sustained="D3", lethal=True, strength=5,
+                               toughness=5, twin_linked=True, devastating=True, ap=-1, save=3, invuln=5, cover=True,
+                               damage="D3", fnp=6, target_models=4, target_wounds=2), {"fnp": 5}),
+}
+
+
+def _pmf(d: dict[int, Fraction]) -> np.ndarray:
+    out = np.zeros(max(d) + 1)
+    for k, p in d.items():
+        out[k] = float(p)
+    return out
+
+
+def _gap(mc: np.ndarray, exact: np.ndarray) -> float:
+    n = max(mc.size, exact.size)
+    a, b = np.pad(mc, (0, n - mc.size)), np.pad(exact, (0, n - exact.size))
+    return float(np.abs(np.cumsum(a) - np.cumsum(b)).max())
+
+
+def _agrees(mc_damage, mc_models, s: Scenario) -> tuple[bool, str]:
+    exact_d = _pmf(oracles.damage_distribution(s))
+    exact_m = _pmf(oracles.models_destroyed_distribution(s))
+    support = np.arange(exact_d.size)
+    mu = float(support @ exact_d)
+    sd = math.sqrt(max(0.0, float(((support - mu) ** 2) @ exact_d)))
+    mean_ok = abs(mc_damage.mean() - mu) <= 5 * sd / math.sqrt(N) + 1e-12
+    gap_d = _gap(mc_damage.probabilities, exact_d)
+    gap_m = _gap(mc_models.probabilities, exact_m)
+    ok = mean_ok and gap_d <= DKW and gap_m <= DKW
+    return ok, (f"mean mc {mc_damage.mean():.5f} exact {mu:.5f} (5 SE = {5 * sd / math.sqrt(N):.5f}); "
+                f"CDF gaps {gap_d:.5f}/{gap_m:.5f} vs DKW {DKW:.5f}")
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_monte_carlo_matches_exact(name: str) -> None:
+    s, mutation = CASES[name]
+    inputs = compile_matchup(matchup(s)).inputs
+    seed = sum(map(ord, name))
+    r = montecarlo.run(inputs, trials=N, seed=seed)
+    ok, why = _agrees(r.damage, r.models_destroyed, s)
+    assert ok, why
+    mutant = replace(s, **mutation)
+    caught, why_mutant = _agrees(r.damage, r.models_destroyed, mutant)
+    assert not caught, f"the check could not tell {mutation} apart: {why_mutant}"
