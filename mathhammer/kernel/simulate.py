@@ -1,13 +1,15 @@
 """Chunked trial loop: every trial is one whole attack sequence of the firing unit.
 
-attacks -> Hit rolls -> sustained / lethal -> Wound rolls -> saves -> damage -> Feel No Pain
+attacks -> Hit rolls -> sustained / lethal -> Wound rolls and saves -> damage -> Feel No Pain
 -> allocation, then the deferred Devastating-Wounds mortal wounds (R-6.3). Rules live in the
 tables; this module only rolls dice and looks them up.
 
-Stages are rolled stage by stage for the whole unit (all Hit rolls, then all Wound rolls, ...)
-as players roll fast dice. Attacks are independent and every unsaved attack's damage is an
-independent draw, so this gives the same distribution as resolving attacks one by one, with
-short branch-free loops instead of nested, unpredictable branches.
+Dice are rolled stage by stage for the whole unit (all Hit rolls, then each hit's Wound roll
+and saving throw, ...) as players roll fast dice. Attacks are independent and every unsaved
+attack's damage is an independent roll, so this gives the same distribution as resolving
+attacks one by one, with short branch-free loops instead of nested, unpredictable branches.
+A hit's saving throw is rolled even when its Wound roll fails (and then ignored): it costs
+less than a second loop.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import inline, parallel, prange
-from .rng import d6, digit, splitmix64
+from .rng import BUFFER, LOW32, S32, d6, pair_index, reserve
 
 # Rows, columns and flags of mathhammer.codes, repeated as plain ints so the kernel stays
 # free of Python objects (tests/test_kernel.py checks they agree).
@@ -24,55 +26,82 @@ ATTACKS, SUSTAINED, DAMAGE = 0, 1, 2
 P_FLAGS, P_FIRING, P_MODELS, P_WOUNDS = 0, 1, 2, 3
 F_TORRENT, F_LETHAL, F_DEVASTATING, F_SPILL, F_FNP = 1, 2, 4, 8, 16
 SUCCESS, CRIT = 1, 2
-PAIRS = np.uint64(36)
-PAIRS_PER_DRAW = 6
+PAIRS = 36
 
 
 @inline
-def _roll(kind, rolls, roll_maps, s, pool, left):  # type: ignore[no-untyped-def]
-    """Roll the dice of ``rolls[kind]`` and map their raw sum. Returns (value, s, pool, left)."""
+def _roll(kind, rolls, roll_maps, buf, pos, s, pool, left):  # type: ignore[no-untyped-def]
+    """Roll the dice of ``rolls[kind]`` and map their raw sum. Returns (value, pos, s, pool, left)."""
     n = rolls[kind, 0]
     raw = 0
     if n > 0:
         half = rolls[kind, 1] == 3
         for _ in range(n):
-            f, s, pool, left = d6(s, pool, left)
+            f, pos, s, pool, left = d6(buf, pos, s, pool, left)
             raw += (f + 1) >> 1 if half else f
-    return roll_maps[kind, raw], s, pool, left
+    return roll_maps[kind, raw], pos, s, pool, left
 
 
 @inline
-def _count_rolls(n, row, code, stages, s):  # type: ignore[no-untyped-def]
-    """Make ``n`` rolls (each a D6 with its possible re-roll) of ``stages[row]``.
-
-    Returns (rolls giving SUCCESS or 1, rolls giving CRIT, s); for SAVE/FEEL_NO_PAIN rows only the
-    first count is meaningful. ``code`` is unused padding for symmetry.
-    """
+def _count_rolls(n, row, stages, buf, pos, s):  # type: ignore[no-untyped-def]
+    """Make ``n`` rolls of ``stages[row]`` (each a D6 with the D6 that may re-roll it), two per
+    stream value. Returns (rolls giving 1, rolls giving 2, pos, s)."""
     ones = 0
-    crits = 0
-    done = 0
-    while done < n:
-        s, pool = splitmix64(s)
-        k = n - done
-        if k > PAIRS_PER_DRAW:
-            k = PAIRS_PER_DRAW
-        for _ in range(k):
-            i, pool = digit(pool, PAIRS)
-            o = stages[row, i]  # 0, 1 or 2 (CRIT)
+    twos = 0
+    while n > 0:
+        k = min(n, 2 * BUFFER)
+        need = (k + 1) >> 1
+        pos, s = reserve(need, buf, pos, s)
+        for i in range(k >> 1):
+            r = buf[pos + i]
+            o = stages[row, pair_index(r & LOW32)]
             ones += o & 1
-            crits += o >> 1
-        done += k
-    return ones, crits, s
+            twos += o >> 1
+            o = stages[row, pair_index(r >> S32)]
+            ones += o & 1
+            twos += o >> 1
+        if k & 1:
+            o = stages[row, pair_index(buf[pos + (k >> 1)] & LOW32)]
+            ones += o & 1
+            twos += o >> 1
+        pos += need
+        n -= k
+    return ones, twos, pos, s
 
 
 @inline
-def _feel_no_pain(damage, stages, s, pool, left):  # type: ignore[no-untyped-def]
-    """R-8.5: one FNP roll per point; returns (points not ignored, s, pool, left)."""
+def _wound_and_save(n, stages, devastating, buf, pos, s):  # type: ignore[no-untyped-def]
+    """Wound roll and saving throw of ``n`` hits, one stream value each (R-5, R-7).
+
+    Returns (unsaved wounds, Devastating-Wounds critical wounds, pos, s); with Devastating
+    Wounds a Critical Wound skips the save and is counted apart (R-6.1).
+    """
+    dev = 1 if devastating else 0
+    normal_crit = 1 - dev
+    unsaved = 0
+    pending = 0
+    while n > 0:
+        k = min(n, BUFFER)
+        pos, s = reserve(k, buf, pos, s)
+        for i in range(k):
+            r = buf[pos + i]
+            o = stages[WOUND, pair_index(r & LOW32)]
+            fails = stages[SAVE, pair_index(r >> S32)]
+            unsaved += ((o & 1) | ((o >> 1) & normal_crit)) & fails
+            pending += (o >> 1) & dev
+        pos += k
+        n -= k
+    return unsaved, pending, pos, s
+
+
+@inline
+def _feel_no_pain(damage, stages, buf, pos, s, pool, left):  # type: ignore[no-untyped-def]
+    """R-8.5: one FNP roll per point; returns (points not ignored, pos, s, pool, left)."""
     lost = 0
     for _ in range(damage):
-        f, s, pool, left = d6(s, pool, left)
+        f, pos, s, pool, left = d6(buf, pos, s, pool, left)
         lost += stages[FEEL_NO_PAIN, (f - 1) * 6] == 0
-    return lost, s, pool, left
+    return lost, pos, s, pool, left
 
 
 @inline
@@ -88,19 +117,25 @@ def _run_chunk(stages, rolls, roll_maps, params, seed, n_trials, out_damage, out
     w_model = params[P_WOUNDS]
     unlimited = w_model == 0
     fixed_damage = rolls[DAMAGE, 0] == 0 and not fnp
+    fixed_attacks = firing * roll_maps[ATTACKS, 0] if rolls[ATTACKS, 0] == 0 else 0
+    buf = np.empty(BUFFER, dtype=np.uint64)
+    pos = BUFFER
     s = seed
     pool = np.uint64(0)
     left = 0
     for _ in range(n_trials):
-        n_attacks = 0
-        for _m in range(firing):
-            a, s, pool, left = _roll(ATTACKS, rolls, roll_maps, s, pool, left)
-            n_attacks += a
+        if fixed_attacks:
+            n_attacks = fixed_attacks
+        else:
+            n_attacks = 0
+            for _m in range(firing):
+                a, pos, s, pool, left = _roll(ATTACKS, rolls, roll_maps, buf, pos, s, pool, left)
+                n_attacks += a
         # Hit rolls (R-2): TORRENT hits automatically and never critically (R-1.6).
         if torrent:
             hits, crits = n_attacks, 0
         else:
-            hits, crits, s = _count_rolls(n_attacks, HIT, 0, stages, s)
+            hits, crits, pos, s = _count_rolls(n_attacks, HIT, stages, buf, pos, s)
         # Critical Hits: Sustained Hits add non-critical hits (R-4.1/4.2); Lethal Hits
         # wound automatically, without a Critical Wound (R-4.3/4.4).
         if rolls[SUSTAINED, 0] == 0:  # fixed X: no dice to roll
@@ -108,19 +143,14 @@ def _run_chunk(stages, rolls, roll_maps, params, seed, n_trials, out_damage, out
         else:
             extra = 0
             for _c in range(crits):
-                x, s, pool, left = _roll(SUSTAINED, rolls, roll_maps, s, pool, left)
+                x, pos, s, pool, left = _roll(SUSTAINED, rolls, roll_maps, buf, pos, s, pool, left)
                 extra += x
         auto = crits if lethal else 0
-        to_wound = hits + crits + extra - auto
-        # Wound rolls (R-5); Devastating Wounds crits skip the save and wait (R-6).
-        wounds, crit_wounds, s = _count_rolls(to_wound, WOUND, 0, stages, s)
-        pending = 0
-        if devastating:
-            pending = crit_wounds
-        else:
-            wounds += crit_wounds
-        # Saving throws (R-7): the row gives 1 for a failed save.
-        unsaved, _x, s = _count_rolls(wounds + auto, SAVE, 0, stages, s)
+        # Wound rolls and saves (R-5, R-7); Devastating Wounds crits skip the save and wait (R-6).
+        unsaved, pending, pos, s = _wound_and_save(hits + crits + extra - auto, stages, devastating, buf, pos, s)
+        if auto > 0:
+            auto_unsaved, _x, pos, s = _count_rolls(auto, SAVE, stages, buf, pos, s)
+            unsaved += auto_unsaved
         # Damage, Feel No Pain and allocation (R-8, R-9): one model at a time, excess lost.
         total = 0
         models_left = n_models
@@ -131,9 +161,9 @@ def _run_chunk(stages, rolls, roll_maps, params, seed, n_trials, out_damage, out
         for _u in range(unsaved):
             if models_left == 0:
                 break
-            dmg, s, pool, left = _roll(DAMAGE, rolls, roll_maps, s, pool, left)
+            dmg, pos, s, pool, left = _roll(DAMAGE, rolls, roll_maps, buf, pos, s, pool, left)
             if fnp:
-                dmg, s, pool, left = _feel_no_pain(dmg, stages, s, pool, left)
+                dmg, pos, s, pool, left = _feel_no_pain(dmg, stages, buf, pos, s, pool, left)
             if unlimited:
                 total += dmg
             else:
@@ -148,9 +178,9 @@ def _run_chunk(stages, rolls, roll_maps, params, seed, n_trials, out_damage, out
         for _d in range(pending):
             if models_left == 0:
                 break
-            dmg, s, pool, left = _roll(DAMAGE, rolls, roll_maps, s, pool, left)
+            dmg, pos, s, pool, left = _roll(DAMAGE, rolls, roll_maps, buf, pos, s, pool, left)
             if fnp:
-                dmg, s, pool, left = _feel_no_pain(dmg, stages, s, pool, left)
+                dmg, pos, s, pool, left = _feel_no_pain(dmg, stages, buf, pos, s, pool, left)
             if unlimited:
                 total += dmg
                 continue
@@ -177,11 +207,10 @@ def simulate_chunks(stages, rolls, roll_maps, params, seeds, chunk_trials, out_d
     rolls: int64[3, 2]  (dice count, sides 3|6) per mathhammer.codes.Roll
     roll_maps: int64[3, MAX_RAW + 1]  raw dice sum -> value
     params: int64[4]  mathhammer.codes.Param (flags, firing models, target models, wounds per model or 0)
-    seeds: uint64[n_chunks]  one splitmix64 stream per chunk
+    seeds: uint64[n_chunks]  one stream per chunk
     chunk_trials: int64[n_chunks]  trials in each chunk
     out_damage: int64[n_chunks, damage_max + 1]  zeroed by the caller
     out_models: int64[n_chunks, target_models + 1]  zeroed by the caller
     """
     for c in prange(seeds.shape[0]):
         _run_chunk(stages, rolls, roll_maps, params, seeds[c], chunk_trials[c], out_damage[c], out_models[c])
-
