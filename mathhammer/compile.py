@@ -232,6 +232,8 @@ def _describe(m: Matchup, hit_out: tuple[int, ...], hit_mod: int, torrent: bool,
     else:
         parts.append(f"{choice.needed}+ {'invulnerable' if choice.kind == 'invulnerable' else 'armour'} save"
                      + (" (in cover)" if cover and choice.kind == "armour" else ""))
+    if ctx.cover and not cover:
+        parts.append(f"cover {cover_note}")
     if devastating:
         parts.append("devastating wounds on 6s")
     if t.feel_no_pain:

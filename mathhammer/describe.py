@@ -41,9 +41,12 @@ def context_dict(c: Context) -> dict[str, Any]:
 
 
 def weapon_line(w: Weapon) -> str:
-    """``A1 BS5+ S20 AP-5 DD6+6 [DEVASTATING WOUNDS, TWIN-LINKED]``."""
-    skill = "N/A" if w.skill is None else f"{w.skill}+"
-    text = f"A{w.attacks} {'WS' if w.melee else 'BS'}{skill} S{w.strength} AP{w.ap} D{w.damage}"
+    """``72" A1 BS5+ S20 AP-5 D D6+6 [DEVASTATING WOUNDS, TWIN-LINKED]`` (inline notation,
+    parsable again after the range)."""
+    skill = " N/A" if w.skill is None else f"{w.skill}+"
+    attacks = f"A{w.attacks}" if w.attacks.is_fixed else f"A {w.attacks}"
+    damage = f"D{w.damage}" if w.damage.is_fixed else f"D {w.damage}"
+    text = f"{attacks} {'WS' if w.melee else 'BS'}{skill} S{w.strength} AP{w.ap} {damage}"
     if w.range_inches:
         text = f'{w.range_inches}" ' + text
     return text + (f" [{', '.join(str(a) for a in w.abilities)}]" if w.abilities else "")

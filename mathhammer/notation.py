@@ -163,7 +163,7 @@ def parse_weapon(text: str, *, name: str = "") -> Weapon:
         raise ProfileError("AP must be 0 or negative", where=what, value=f"AP{ap_val}",
                            hint="armour piercing is written AP-1, AP-2, ...")
     rng = None if skill_key == "WS" else (_int("RANGE", kv["RANGE"].rstrip('"'), what) if "RANGE" in kv else 0)
-    return Weapon(name=name or text.strip(), attacks=dice.parse(kv["A"], where=f"{what}: A"), skill=skill,
+    return Weapon(name=name or "inline weapon", attacks=dice.parse(kv["A"], where=f"{what}: A"), skill=skill,
                   strength=_int("S", kv["S"], what), ap=int(ap_val),
                   damage=dice.parse(kv["D"], where=f"{what}: D"), range_inches=rng, abilities=abilities)
 
@@ -181,7 +181,7 @@ def parse_target(text: str, *, name: str = "") -> Target:
         if key not in kv:
             raise ProfileError(f"missing {key} ({word})", where=what, value=text.strip())
     save = 7 if kv["SV"] in ("-", "N/A") else _plus("SV", kv["SV"], what)
-    return Target(name=name or text.strip(), toughness=_int("T", kv["T"], what), save=save,
+    return Target(name=name or "inline target", toughness=_int("T", kv["T"], what), save=save,
                   wounds=_int("W", kv["W"], what), models=_int("MODELS", kv.get("MODELS", "1"), what),
                   invulnerable=_plus("INV", kv["INV"], what) if "INV" in kv else None,
                   feel_no_pain=_plus("FNP", kv["FNP"], what) if "FNP" in kv else None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -28,12 +29,19 @@ def _pct(p: float) -> str:
 
 
 def _bins(dist: Distribution) -> list[tuple[int, int]]:
-    """Value ranges shown as histogram rows: one per value, or equal-width bins past _MAX_ROWS."""
-    n = dist.probabilities.size
-    if n <= _MAX_ROWS:
-        return [(k, k) for k in range(n)]
-    width = -(-n // _MAX_ROWS)
-    return [(lo, min(n - 1, lo + width - 1)) for lo in range(0, n, width)]
+    """Value ranges shown as histogram rows: one per value (runs of impossible or never-seen
+    values merged into one row), or equal-width bins when that is more than _MAX_ROWS rows."""
+    p = dist.probabilities
+    rows: list[tuple[int, int]] = []
+    for k in range(p.size):
+        if rows and p[k] == 0 and p[rows[-1][1]] == 0:
+            rows[-1] = (rows[-1][0], k)
+        else:
+            rows.append((k, k))
+    if len(rows) <= _MAX_ROWS:
+        return rows
+    width = -(-p.size // _MAX_ROWS)
+    return [(lo, min(p.size - 1, lo + width - 1)) for lo in range(0, p.size, width)]
 
 
 def histogram(dist: Distribution, label: str) -> Table:
@@ -76,9 +84,9 @@ def result_view(result: DamageResult) -> RenderableType:
     head.append(m.target.name, style="bold")
     lines: list[RenderableType] = [
         head,
-        Text(f"  weapon: {describe.weapon_line(m.weapon)}"),
-        Text(f"  target: {describe.target_line(m.target)}"),
-        Text(f"  {prov['thresholds']['summary']}" + (" · in cover" if m.context.cover else ""), style="yellow"),
+        Padding(Text(f"weapon: {describe.weapon_line(m.weapon)}"), (0, 0, 0, 2), expand=False),
+        Padding(Text(f"target: {describe.target_line(m.target)}"), (0, 0, 0, 2), expand=False),
+        Padding(Text(prov["thresholds"]["summary"], style="yellow"), (0, 0, 0, 2), expand=False),
         Text(""),
         _stats_line(result.damage, "Damage (wounds lost)"),
         histogram(result.damage, "damage"),
@@ -86,8 +94,8 @@ def result_view(result: DamageResult) -> RenderableType:
     ]
     if m.target.wounds:
         md = result.models_destroyed
-        lines.append(_stats_line(md, f"Models destroyed (of {result.target_models})"))
         if result.target_models > 1:
+            lines.append(_stats_line(md, f"Models destroyed (of {result.target_models})"))
             lines.append(histogram(md, "models"))
         p = Text("P(destroy unit): ", style="bold")
         p.append(_pct(result.p_destroy_unit()), style="bold red")
