@@ -1,53 +1,66 @@
 """Matchup -> KernelInputs: the rules of a matchup become small typed tables.
 
 The only module that knows the array layout (named in :mod:`mathhammer.codes`). Both engines
-eat the same :class:`KernelInputs`; :class:`Thresholds` says in words what the tables mean.
+eat the same :class:`KernelInputs`. Every rule applied is recorded, with its id, in the
+``explain`` lines of :class:`Plan`; every request that is clamped, denied or has no effect is
+also a warning.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from . import rules
-from .codes import MAX_RAW, PAIRS, Flag, Param, Roll, Stage
+from . import dice, rules
+from .codes import MAX_RAW, PAIRS, REROLLABLE, Command, Flag, Param, Roll, RollFlag, Stage, StageCount
 from .errors import MatchupError
-from .model import Ability, DiceExpr, Matchup, RerollPolicy, RulesVersion
+from .model import (Ability, CommandReroll, DamageReroll, DiceExpr, Matchup, RerollPolicy, RulesVersion,
+                    SaveReroll)
 
-__all__ = ["KernelInputs", "Thresholds", "compile_matchup"]
+__all__ = ["Compiled", "KernelInputs", "Plan", "compile_matchup"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KernelInputs:
     """Read-only, C-contiguous arrays for the kernels (layout in :mod:`mathhammer.codes`).
 
-    stages: int8[4, 36]; rolls: int64[3, 2]; roll_maps: int64[3, MAX_RAW + 1]; params: int64[4].
-    ``damage_max`` bounds the damage histogram; ``target_models`` sizes the models histogram.
+    stages: int8[4, 36]; rolls: int64[3, 2]; roll_maps: int64[3, MAX_RAW + 1];
+    roll_flags: int8[3, MAX_RAW + 1]; params: int64[7]; stage_offsets: int64[11].
+    ``damage_max`` bounds the damage histogram, ``target_models`` sizes the models histogram,
+    ``hazard_max`` the Hazardous histogram.
     """
 
     stages: npt.NDArray[np.int8]
     rolls: npt.NDArray[np.int64]
     roll_maps: npt.NDArray[np.int64]
+    roll_flags: npt.NDArray[np.int8]
     params: npt.NDArray[np.int64]
+    stage_offsets: npt.NDArray[np.int64]
     damage_max: int
     target_models: int
+    hazard_max: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Thresholds:
-    """What the tables mean, for people and for the JSON ``thresholds`` object."""
+class Plan:
+    """What the tables mean: thresholds per stage (JSON ``thresholds``), a one-line summary,
+    the ``explain`` lines (every rule applied, with its id) and warnings."""
 
-    hit: dict[str, object]
-    wound: dict[str, object]
-    save: dict[str, object]
-    damage: dict[str, object]
+    hit: dict[str, Any]
+    wound: dict[str, Any]
+    save: dict[str, Any]
+    damage: dict[str, Any]
     words: str
+    explain: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    hazardous: bool = False
 
-    def to_dict(self) -> dict[str, object]:
-        """JSON form."""
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form of the thresholds."""
         return {"hit": self.hit, "wound": self.wound, "save": self.save, "damage": self.damage,
                 "summary": self.words}
 
@@ -57,185 +70,566 @@ class Compiled:
     """Compiler output: the tables, and what they mean."""
 
     inputs: KernelInputs
-    thresholds: Thresholds
+    plan: Plan
 
 
-def _frozen(a: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+_ORDER = ("general", "attacks", "hit", "wound", "save", "damage", "after")
+
+
+class _Notes:
+    """Collects explain lines (by stage, listed in the order of the attack sequence) and warnings."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[int, str]] = []
+        self.warnings: list[str] = []
+        self.stage = "general"
+
+    def rule(self, rule_id: str, text: str) -> None:
+        self.lines.append((_ORDER.index(self.stage), f"{rule_id}: {text}" if rule_id else text))
+
+    def warn(self, text: str) -> None:
+        self.warnings.append(text)
+        self.lines.append((_ORDER.index(self.stage), f"warning: {text}"))
+
+    @property
+    def explain(self) -> list[str]:
+        return [text for _, text in sorted(self.lines, key=lambda x: x[0])]
+
+
+def _frozen(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
     return a
 
 
-def _pair_table(outcomes: tuple[int, ...], mask: tuple[int, ...]) -> list[int]:
-    """Result for each (first face, re-roll face): the re-roll replaces a masked first face."""
-    return [outcomes[second if mask[first] else first] for first in range(1, 7) for second in range(1, 7)]
+def _pair_table(outcomes: tuple[int, ...], mask: tuple[int, ...], fail: int = rules.FAIL) -> list[int]:
+    """Result for each (first face, re-roll face): the re-roll replaces a masked first face;
+    a failure whose die was not re-rolled is marked REROLLABLE (Command Re-roll)."""
+    table = []
+    for first in range(1, 7):
+        for second in range(1, 7):
+            if mask[first]:
+                table.append(outcomes[second])
+            else:
+                o = outcomes[first]
+                table.append(o + (REROLLABLE if o == fail else 0))
+    return table
 
 
 def _needed(outcomes: tuple[int, ...]) -> int | None:
-    """Smallest unmodified face that succeeds (faces succeed monotonically)."""
+    """Smallest unmodified face that succeeds (None: none does)."""
     return next((f for f in range(1, 7) if outcomes[f] != rules.FAIL), None)
 
 
-def _roll_row(expr: DiceExpr, maps: npt.NDArray[np.int64], rolls: npt.NDArray[np.int64], row: Roll) -> None:
-    rolls[row] = (expr.count, expr.sides)
-    for raw in range(expr.count * (expr.sides and 1), expr.count * expr.sides + 1):
-        maps[row, raw] = raw + expr.plus
+def _dice_row(exprs: list[DiceExpr], extra: int, row: Roll, rolls: npt.NDArray[np.int64],
+              maps: npt.NDArray[np.int64]) -> dict[int, Fraction]:
+    """Put the sum of ``exprs`` + ``extra`` in ``row``; returns its distribution by raw dice sum."""
+    n6 = sum(e.count for e in exprs if e.sides == 6)
+    n3 = sum(e.count for e in exprs if e.sides == 3)
+    plus = sum(e.plus for e in exprs) + extra
+    if 6 * n6 + 3 * n3 > MAX_RAW:
+        raise MatchupError(f"more dice than one roll supports ({MAX_RAW} pips)", where="weapon",
+                           value=" + ".join(map(str, exprs)))
+    rolls[row] = (n6, n3)
+    raw_pmf = _raw_pmf(n6, n3)
+    for raw in raw_pmf:
+        maps[row, raw] = raw + plus
+    return raw_pmf
 
 
-def _modifier(requested: int, applied: int) -> dict[str, object]:
-    return {"requested": requested, "applied": applied, "clamped": requested != applied}
+def _raw_pmf(n6: int, n3: int) -> dict[int, Fraction]:
+    dist = {0: Fraction(1)}
+    for sides, n in ((6, n6), (3, n3)):
+        for _ in range(n):
+            dist = _convolve(dist, dice.pmf(DiceExpr(count=1, sides=sides)))
+    return dist
 
 
-#: Abilities accepted and listed but without an effect on these numbers yet, with the reason.
-_NOT_MODELLED = {
-    Ability.BLAST: "extra attacks against large units",
-    Ability.RAPID_FIRE: "needs the range to the target",
-    Ability.MELTA: "needs the range to the target",
-    Ability.HEAVY: "needs whether the unit remained stationary",
-    Ability.LANCE: "melee on the charge",
-    Ability.ANTI: "critical wounds against keywords",
-    Ability.INDIRECT_FIRE: "needs whether the target is visible",
-    Ability.HAZARDOUS: "self-damage after shooting",
-    Ability.EXTRA_ATTACKS: "melee only",
-}
+def _convolve(a: dict[int, Fraction], b: dict[int, Fraction]) -> dict[int, Fraction]:
+    out: dict[int, Fraction] = {}
+    for x, p in a.items():
+        for y, q in b.items():
+            out[x + y] = out.get(x + y, Fraction(0)) + p * q
+    return out
+
+
+def _mean(values: dict[int, Fraction], pmf: dict[int, Fraction]) -> Fraction:
+    return sum((values[k] * p for k, p in pmf.items()), Fraction(0))
 
 
 def compile_matchup(m: Matchup) -> Compiled:
     """Turn a matchup into kernel tables and their description.
 
     Raises:
-        MatchupError: for a matchup the rules do not allow (e.g. a melee weapon shot).
+        MatchupError: for a matchup the rules do not allow (a melee weapon shot, Overwatch at a
+        TITANIC unit, a target that is not visible without INDIRECT FIRE, ...).
     """
+    _check(m)
+    return _Compiler(m).run()
+
+
+def _check(m: Matchup) -> None:
     w, t, ctx = m.weapon, m.target, m.context
-    if w.melee:
+    if w.melee and not ctx.melee:
         raise MatchupError("is a melee weapon; shoot resolves ranged attacks", where=f"weapon {w.name!r}",
-                           value=w.name)
-    warnings: list[str] = []
-    for a in w.abilities:
-        if a.ability in _NOT_MODELLED:
-            warnings.append(f"{a} is not modelled yet: ignored ({_NOT_MODELLED[a.ability]})")
-    stages = np.zeros((4, PAIRS), dtype=np.int8)
-    rolls = np.zeros((3, 2), dtype=np.int64)
-    maps = np.zeros((3, MAX_RAW + 1), dtype=np.int64)
-    flags = Flag(0)
+                           value=w.name, hint=f"use `mathhammer fight` for melee weapons")
+    if not w.melee and ctx.melee:
+        raise MatchupError("is a ranged weapon; fight resolves melee attacks", where=f"weapon {w.name!r}",
+                           value=w.name, hint="use `mathhammer shoot` for ranged weapons")
+    if ctx.overwatch and ctx.melee:
+        raise MatchupError("Fire Overwatch is a shooting attack", where="--overwatch", value="fight")
+    if ctx.overwatch and "TITANIC" in t.keywords:
+        raise MatchupError("Fire Overwatch cannot target a TITANIC unit (R-2.9)", where="--overwatch",
+                           value=t.name)
+    if ctx.not_visible and not w.has(Ability.INDIRECT_FIRE):
+        raise MatchupError("a target that is not visible can only be shot with INDIRECT FIRE (R-2.7)",
+                           where="--not-visible", value=w.name)
+    if ctx.not_visible and w.has(Ability.TORRENT):
+        raise MatchupError("TORRENT weapons cannot use Indirect Fire (R-1.6)", where="--not-visible", value=w.name)
+    if w.has(Ability.BLAST) and ctx.melee:
+        raise MatchupError("BLAST weapons cannot attack in melee (R-1.3)", where=f"weapon {w.name!r}", value=w.name)
+    melta = w.get(Ability.MELTA)
+    if melta is not None and melta.value is not None and not melta.value.is_fixed:
+        raise MatchupError("Melta X must be a number", where=f"weapon {w.name!r}", value=str(melta))
 
-    # Hit roll (R-2.1, R-2.2, R-0.3, R-3.3/R-3.4).
-    torrent = w.has(Ability.TORRENT)
-    hit_mod = rules.clamp_roll_modifier(ctx.hit_mod)
-    if hit_mod != ctx.hit_mod:
-        warnings.append(f"--hit-mod {ctx.hit_mod:+d} clamped to {hit_mod:+d} (R-0.3: a Hit roll is never modified by more than 1)")
-    if torrent:
-        flags |= Flag.TORRENT
-        hit_out = (0,) + (rules.SUCCESS,) * 6
-        hit_mask = (0,) * 7
-        if ctx.reroll_hits is not RerollPolicy.NONE:
-            warnings.append("TORRENT makes no Hit roll: --reroll-hits has no effect")
-    else:
+
+class _Compiler:
+    """One compilation: builds the arrays stage by stage, damage first (the best re-roll
+    policies need the value of what comes after)."""
+
+    def __init__(self, m: Matchup) -> None:
+        self.m = m
+        self.notes = _Notes()
+        self.stages = np.zeros((4, PAIRS), dtype=np.int8)
+        self.rolls = np.zeros((3, 2), dtype=np.int64)
+        self.maps = np.zeros((3, MAX_RAW + 1), dtype=np.int64)
+        self.flags_rows = np.zeros((3, MAX_RAW + 1), dtype=np.int8)
+        self.flags = Flag(0)
+        self.info: dict[str, dict[str, Any]] = {}
+
+    def run(self) -> Compiled:
+        m, n = self.m, self.notes
+        w, ctx = m.weapon, m.context
+        kind = "melee" if ctx.melee else "ranged"
+        n.rule("", f"{w.name}: {kind} attack; rules text: {ctx.rules.value}")
+        for a in w.abilities:
+            if a.ability in (Ability.ASSAULT, Ability.PISTOL, Ability.ONE_SHOT, Ability.PSYCHIC, Ability.PRECISION,
+                             Ability.EXTRA_ATTACKS):
+                n.rule("", f"{a}: listed; no effect on these numbers")
+        e_damage, dmg_pmf = self._damage()
+        p_save_fail = self._save()
+        v_wound = p_save_fail * e_damage
+        v_wound_crit = e_damage if w.has(Ability.DEVASTATING_WOUNDS) else v_wound
+        p_wound, p_wound_crit = self._wound((Fraction(0), v_wound, v_wound_crit))
+        e_sustained = self._sustained()
+        v_hit = p_wound * v_wound + p_wound_crit * (v_wound_crit - v_wound)
+        v_crit = (v_wound if w.has(Ability.LETHAL_HITS) else v_hit) + e_sustained * v_hit
+        self._hit((Fraction(0), v_hit, v_crit))
+        attacks_max = self._attacks()
+        self._command()
+        return self._finish(attacks_max, dmg_pmf)
+
+    # -- damage (R-8) ---------------------------------------------------------------------------
+    def _damage(self) -> tuple[Fraction, dict[int, Fraction]]:
+        self.notes.stage = "damage"
+        m, n = self.m, self.notes
+        w, t, ctx = m.weapon, m.target, m.context
+        melta = w.get(Ability.MELTA)
+        add = max(ctx.damage_mod, 0)
+        subtract = t.damage_reduction + max(-ctx.damage_mod, 0)
+        if melta and melta.value:
+            if ctx.half_range:
+                add += melta.value.plus
+                n.rule("R-8.2", f"MELTA {melta.value.plus}: +{melta.value.plus} Damage at half range")
+            else:
+                n.rule("R-8.2", f"MELTA {melta.value.plus}: no bonus (not at half range; --half-range)")
+        elif ctx.half_range and not w.get(Ability.RAPID_FIRE):
+            n.warn("--half-range has no effect: the weapon has neither MELTA nor RAPID FIRE")
+        if ctx.damage_mod:
+            n.rule("R-0.2", f"--damage-mod {ctx.damage_mod:+d}: {'an addition' if ctx.damage_mod > 0 else 'a subtraction'} modifier")
+        if t.half_damage:
+            n.rule("R-8.3", "target halves the Damage characteristic (rounded up at the end, A5)")
+        if t.damage_reduction:
+            n.rule("R-8.4", f"target: -{t.damage_reduction} Damage, never below 1")
+        raw_pmf = _dice_row([w.damage], 0, Roll.DAMAGE, self.rolls, self.maps)
+        values = {}
+        for raw in raw_pmf:
+            values[raw] = rules.damage_value(raw + w.damage.plus, half=t.half_damage, add=add, subtract=subtract)
+            self.maps[Roll.DAMAGE, raw] = values[raw]
+        mean_fresh = _mean(values, raw_pmf)
+        policy = ctx.reroll_damage
+        for raw in raw_pmf:
+            below = values[raw] < mean_fresh
+            reroll = (policy is DamageReroll.ONES and raw == 1 and not w.damage.is_fixed) or \
+                     (policy is DamageReroll.BELOW_AVERAGE and below)
+            self.flags_rows[Roll.DAMAGE, raw] = (RollFlag.REROLL if reroll else 0) | (RollFlag.BELOW_AVERAGE if below else 0)
+        if policy is not DamageReroll.NONE:
+            if w.damage.is_fixed:
+                n.warn(f"--reroll-damage {policy.value} has no effect: Damage {w.damage} is not rolled")
+            else:
+                n.rule("R-3.1", f"re-roll Damage rolls: {policy.value} (all dice of the roll, R-1.2)")
+        # effective distribution of one attack's damage after the policy re-roll
+        dmg_pmf: dict[int, Fraction] = {}
+        for raw, p in raw_pmf.items():
+            if self.flags_rows[Roll.DAMAGE, raw] & RollFlag.REROLL:
+                for raw2, q in raw_pmf.items():
+                    dmg_pmf[values[raw2]] = dmg_pmf.get(values[raw2], Fraction(0)) + p * q
+            else:
+                dmg_pmf[values[raw]] = dmg_pmf.get(values[raw], Fraction(0)) + p
+        shown = sorted(set(values.values()))
+        self.info["damage"] = {"expression": str(w.damage), "values": shown, "half_damage": t.half_damage,
+                               "added": add, "subtracted": subtract, "reroll": policy.value,
+                               "feel_no_pain": t.feel_no_pain,
+                               "devastating_wounds": w.has(Ability.DEVASTATING_WOUNDS),
+                               "devastating_excess": "spills" if ctx.rules is RulesVersion.V2023 else "lost"}
+        if add or subtract or t.half_damage:
+            n.rule("R-0.2", f"Damage {w.damage} becomes {', '.join(map(str, shown))} (halve, then +, then -, round up)")
+        e = sum((k * p for k, p in dmg_pmf.items()), Fraction(0))
+        if t.feel_no_pain is not None:
+            self.flags |= Flag.FEEL_NO_PAIN
+            fnp = (0,) + tuple(1 if f >= t.feel_no_pain else 0 for f in range(1, 7))
+            self.stages[Stage.FEEL_NO_PAIN] = _pair_table(fnp, (0,) * 7, fail=-1)
+            n.rule("R-8.5", f"Feel No Pain {t.feel_no_pain}+ for every point of damage, mortal wounds included")
+            e = e * Fraction(t.feel_no_pain - 1, 6)
+        return e, dmg_pmf
+
+    # -- saving throw (R-7) ---------------------------------------------------------------------
+    def _save(self) -> Fraction:
+        self.notes.stage = "save"
+        m, n = self.m, self.notes
+        w, t, ctx = m.weapon, m.target, m.context
+        ap = rules.improved_ap(w.ap, ctx.ap_improve)
+        if ctx.ap_improve:
+            n.rule("R-7.4", f"AP{w.ap} {'improved' if ctx.ap_improve > 0 else 'worsened'} by {abs(ctx.ap_improve)} -> AP{ap}")
+        indirect = ctx.not_visible and w.has(Ability.INDIRECT_FIRE)
+        wants_cover = (ctx.cover or indirect) and not ctx.melee
+        if ctx.cover and ctx.melee:
+            n.warn("--cover has no effect in melee (R-7.3: Benefit of Cover is against ranged attacks)")
+        cover = rules.cover_applies(cover=wants_cover, ignores_cover=w.has(Ability.IGNORES_COVER), melee=ctx.melee,
+                                    save=t.save, ap=ap)
+        if wants_cover:
+            source = "INDIRECT FIRE" if indirect and not ctx.cover else "--cover"
+            if cover:
+                n.rule("R-7.3", f"Benefit of Cover ({source}): +1 to armour saves")
+            elif w.has(Ability.IGNORES_COVER):
+                n.rule("R-7.3", "Benefit of Cover denied: IGNORES COVER")
+            else:
+                n.rule("R-7.3", f"Benefit of Cover denied: Sv{t.save}+ against AP0")
+        armour_mod = rules.save_roll_modifier(ap, 1 if cover else 0, ctx.save_mod)
+        inv_mod = rules.save_roll_modifier(0, 0, ctx.save_mod)
+        if ap + (1 if cover else 0) + ctx.save_mod > 1 or ctx.save_mod > 1:
+            n.warn(f"saving throw modifier capped at +1 (R-0.3): AP{ap}, cover {1 if cover else 0:+d}, "
+                   f"--save-mod {ctx.save_mod:+d} -> {armour_mod:+d}")
+        inv = t.invulnerable
+        if inv is not None and ctx.melee and t.invulnerable_ranged_only:
+            n.rule("R-7.1", f"the {inv}+ invulnerable save is against ranged attacks only: not in melee")
+            inv = None
+        choice = rules.choose_save(save=t.save, armour_modifier=armour_mod, invulnerable=inv, invulnerable_modifier=inv_mod)
+        fails = rules.save_fails(choice.needed)
+        policy = ctx.reroll_saves
+        mask = (0,) + tuple(int((policy is SaveReroll.ONES and f == 1) or (policy is SaveReroll.FAILED and fails[f]))
+                            for f in range(1, 7))
+        self.stages[Stage.SAVE] = _pair_table(fails, mask, fail=1)
+        kind = {"armour": "armour save", "invulnerable": "invulnerable save", "none": "no save"}[choice.kind]
+        n.rule("R-7.1", f"{kind}" + (f" on {choice.needed}+" if choice.needed else "")
+               + (f" (armour {choice.armour_needed}+ or invulnerable {choice.invulnerable_needed}+: the better one)"
+                  if choice.armour_needed and choice.invulnerable_needed else ""))
+        if policy is not SaveReroll.NONE:
+            n.rule("R-3.1", f"the defender re-rolls saving throws: {policy.value}")
+        p_fail = Fraction(sum(1 for v in _pair_table(fails, mask, fail=1) if v & 1), PAIRS)
+        cover_note = "applied" if cover else ("none" if not wants_cover else
+                                              "ignored (IGNORES COVER)" if w.has(Ability.IGNORES_COVER)
+                                              else "denied (Sv3+ or better vs AP0, R-7.3)")
+        self.info["save"] = {"kind": choice.kind, "needed": choice.needed, "armour_needed": choice.armour_needed,
+                             "invulnerable_needed": choice.invulnerable_needed, "ap": ap, "cover": cover_note,
+                             "modifier": armour_mod, "reroll": policy.value}
+        return p_fail
+
+    # -- wound roll (R-5, R-6) ------------------------------------------------------------------
+    def _wound(self, values: tuple[Fraction, Fraction, Fraction]) -> tuple[Fraction, Fraction]:
+        self.notes.stage = "wound"
+        m, n = self.m, self.notes
+        w, t, ctx = m.weapon, m.target, m.context
+        base = rules.wound_threshold(w.strength, t.toughness)
+        n.rule("R-5.1", f"S{w.strength} vs T{t.toughness}: wounds on {base}+")
+        parts = {"--wound-mod": ctx.wound_mod}
+        if w.has(Ability.LANCE):
+            if ctx.charged:
+                parts["LANCE (charged)"] = 1
+                n.rule("R-5.3", "LANCE: +1 to wound (the bearer charged)")
+            else:
+                n.rule("R-5.3", "LANCE: no bonus (did not charge; --charged)")
+        elif ctx.charged:
+            n.warn("--charged has no effect: the weapon has no LANCE")
+        mod = self._modifier("Wound", parts)
+        crit_on = ctx.crit_wound
+        anti = w.get(Ability.ANTI)
+        for a in w.abilities:
+            if a.ability is Ability.ANTI and a.value is not None:
+                if a.keyword in t.keywords:
+                    crit_on = min(crit_on, a.value.plus)
+                    n.rule("R-5.5", f"{a}: the target is {a.keyword}: Critical Wounds on {a.value.plus}+")
+                else:
+                    n.rule("R-5.5", f"{a}: no effect, the target is not {a.keyword}")
+        if ctx.crit_wound != 6:
+            n.rule("R-2.3", f"Critical Wounds on {ctx.crit_wound}+ (--crit-wound)")
+        out = rules.wound_outcomes(base, mod, crit_on)
+        if mod:
+            n.rule("R-5.2", f"wounds on {_needed(out)}+ after the modifier")
+        twin = w.has(Ability.TWIN_LINKED)
+        policy = rules.broadest(ctx.reroll_wounds, RerollPolicy.FAILED if twin else RerollPolicy.NONE)
+        mask = rules.reroll_mask(out, policy, tuple(float(v) for v in values))  # type: ignore[arg-type]
+        self.stages[Stage.WOUND] = _pair_table(out, mask)
+        if twin:
+            n.rule("R-3.6", "TWIN-LINKED: the Wound roll may be re-rolled")
+        if policy is not RerollPolicy.NONE:
+            n.rule("R-3.9" if twin and ctx.reroll_wounds is not RerollPolicy.NONE else "R-3.3" if policy is RerollPolicy.ONES
+                   else "R-3.5" if policy in (RerollPolicy.NON_CRIT, RerollPolicy.BEST) else "R-3.4",
+                   f"re-roll Wound rolls: {policy.value}" + self._faces(mask))
+        if w.has(Ability.DEVASTATING_WOUNDS):
+            self.flags |= Flag.DEVASTATING_WOUNDS
+            n.rule("R-6", f"DEVASTATING WOUNDS: a Critical Wound ({crit_on}+) skips every save and inflicts its Damage as "
+                   "mortal wounds after all other attacks (R-6.3)")
+            if m.context.rules is RulesVersion.V2023:
+                self.flags |= Flag.DEVASTATING_SPILL
+                n.rule("R-6.4", "2023 text: those mortal wounds spill over to the next model")
+            else:
+                n.rule("R-6.4", "excess mortal wounds of one such attack are lost")
+        table = self.stages[Stage.WOUND]
+        p_any = Fraction(sum(1 for v in table if v & 3), PAIRS)
+        p_crit = Fraction(sum(1 for v in table if v & 2), PAIRS)
+        self.info["wound"] = {"strength": w.strength, "toughness": t.toughness, "base": base,
+                              "needed": _needed(out), "critical_on": crit_on, "modifier": self.last_modifier,
+                              "reroll": policy.value, "twin_linked": twin, "anti": str(anti) if anti else None}
+        return p_any, p_crit
+
+    # -- Critical-Hit effects (R-4) -------------------------------------------------------------
+    def _sustained(self) -> Fraction:
+        self.notes.stage = "hit"
+        w, n = self.m.weapon, self.notes
+        sus = w.get(Ability.SUSTAINED_HITS)
+        expr = sus.value if sus and sus.value else DiceExpr(plus=0)
+        raw_pmf = _dice_row([expr], 0, Roll.SUSTAINED, self.rolls, self.maps)
+        if sus:
+            n.rule("R-4.1", f"{sus}: each Critical Hit scores {expr} extra hits, which are not critical")
+        if w.has(Ability.LETHAL_HITS):
+            self.flags |= Flag.LETHAL_HITS
+            n.rule("R-4.3", "LETHAL HITS: a Critical Hit wounds automatically (no Wound roll, not a Critical Wound)")
+        return sum((self.maps[Roll.SUSTAINED, raw] * p for raw, p in raw_pmf.items()), Fraction(0))
+
+    # -- hit roll (R-2, R-3) --------------------------------------------------------------------
+    def _hit(self, values: tuple[Fraction, Fraction, Fraction]) -> None:
+        self.notes.stage = "hit"
+        m, n = self.m, self.notes
+        w, t, ctx = m.weapon, m.target, m.context
+        if w.has(Ability.TORRENT):
+            self.flags |= Flag.TORRENT
+            self.stages[Stage.HIT] = [rules.SUCCESS] * PAIRS
+            n.rule("R-1.6", "TORRENT: every attack hits automatically; no Hit roll, so no Critical Hits")
+            for opt, val in (("--reroll-hits", ctx.reroll_hits is not RerollPolicy.NONE), ("--hit-mod", ctx.hit_mod),
+                             ("--crit-hit", ctx.crit_hit != 6), ("--bs-improve", ctx.bs_improve)):
+                if val:
+                    n.warn(f"{opt} has no effect: TORRENT makes no Hit roll")
+            if ctx.overwatch:
+                n.rule("A13", "Fire Overwatch: TORRENT still hits automatically")
+            self.info["hit"] = {"automatic": True, "skill": None, "needed": None, "critical_on": None,
+                                "modifier": {"requested": 0, "applied": 0, "clamped": False}, "reroll": "none"}
+            return
         assert w.skill is not None
-        hit_out = rules.hit_outcomes(w.skill, hit_mod)
-        hit_mask = rules.reroll_mask(hit_out, ctx.reroll_hits)
-    stages[Stage.HIT] = _pair_table(hit_out, hit_mask)
+        skill = w.skill - ctx.bs_improve
+        label = "WS" if ctx.melee else "BS"
+        if ctx.bs_improve:
+            n.rule("R-0.4", f"{label}{w.skill}+ {'improved' if ctx.bs_improve > 0 else 'worsened'} by {abs(ctx.bs_improve)} "
+                   f"-> {label}{skill}+ (a characteristic change, not capped)")
+        parts: dict[str, int] = {"--hit-mod": ctx.hit_mod}
+        ranged = not ctx.melee
+        if w.has(Ability.HEAVY):
+            if ranged and ctx.stationary:
+                parts["HEAVY (stationary)"] = 1
+                n.rule("R-2.5", "HEAVY: +1 to hit (the unit remained stationary)")
+            else:
+                n.rule("R-2.5", "HEAVY: no bonus (--stationary not given)")
+        elif ctx.stationary:
+            n.warn("--stationary has no effect: the weapon has no HEAVY")
+        if t.stealth:
+            if ranged:
+                parts["STEALTH"] = -1
+                n.rule("R-2.6", "the target has STEALTH: -1 to hit with ranged attacks")
+            else:
+                n.rule("R-2.6", "STEALTH: no effect on melee attacks")
+        indirect = ctx.not_visible and w.has(Ability.INDIRECT_FIRE)
+        fails_upto = 1
+        if indirect:
+            parts["INDIRECT FIRE"] = -1
+            if ctx.rules is RulesVersion.CURRENT:
+                fails_upto = 3
+                n.rule("R-2.7", "INDIRECT FIRE at a unit not visible: -1 to hit, unmodified 1-3 always fail, "
+                       "the target has the Benefit of Cover")
+            else:
+                n.rule("R-2.7", "INDIRECT FIRE at a unit not visible (2023 text): -1 to hit, the target has the Benefit of Cover")
+        elif w.has(Ability.INDIRECT_FIRE):
+            n.rule("R-2.7", "INDIRECT FIRE: the target is visible (--not-visible not given): no effect")
+        mod = self._modifier("Hit", parts)
+        crit_on = ctx.crit_hit
+        if ctx.crit_hit != 6:
+            n.rule("R-2.3", f"Critical Hits on {ctx.crit_hit}+ (--crit-hit; A7: an unmodified {ctx.crit_hit}+ always hits)")
+        if ctx.overwatch:
+            n.rule("R-2.9", "Fire Overwatch: hits only on an unmodified 6, which is a Critical Hit")
+            crit_on = 6
+        out = rules.hit_outcomes(skill, mod, crit_on, overwatch=ctx.overwatch, fails_upto=fails_upto)
+        needed = _needed(out)
+        n.rule("R-2.1", f"{label}{skill}+ with {mod:+d}: hits on {needed}+" if needed else f"{label}{skill}+ with {mod:+d}: cannot hit")
+        policy = ctx.reroll_hits
+        mask = rules.reroll_mask(out, policy, tuple(float(v) for v in values))  # type: ignore[arg-type]
+        self.stages[Stage.HIT] = _pair_table(out, mask)
+        if policy is not RerollPolicy.NONE:
+            n.rule({"ones": "R-3.3", "failed": "R-3.4"}.get(policy.value, "R-3.5"),
+                   f"re-roll Hit rolls: {policy.value}" + self._faces(mask) + " (R-3.1: a re-rolled 6 is a Critical Hit)")
+        self.info["hit"] = {"automatic": False, "skill": w.skill, "skill_applied": skill, "needed": _needed(out),
+                            "critical_on": crit_on, "modifier": self.last_modifier, "reroll": policy.value,
+                            "overwatch": ctx.overwatch}
 
-    # Critical-Hit effects (R-4).
-    sus = w.get(Ability.SUSTAINED_HITS)
-    _roll_row(sus.value if sus and sus.value else DiceExpr(plus=0), maps, rolls, Roll.SUSTAINED)
-    if w.has(Ability.LETHAL_HITS):
-        flags |= Flag.LETHAL_HITS
+    def _modifier(self, roll: str, parts: dict[str, int]) -> int:
+        """R-0.1/R-0.3: sum the requested modifiers, clamp to [-1, +1], report both."""
+        requested = sum(parts.values())
+        applied = rules.clamp_roll_modifier(requested)
+        shown = {k: v for k, v in parts.items() if v}
+        if shown:
+            detail = ", ".join(f"{k} {v:+d}" for k, v in shown.items())
+            if applied != requested:
+                self.notes.warn(f"{roll} roll modifiers {detail}: requested {requested:+d}, clamped to {applied:+d} "
+                                f"(R-0.3: a {roll} roll is never modified by more than 1)")
+            else:
+                self.notes.rule("R-0.1", f"{roll} roll modifiers {detail}: {applied:+d}")
+        self.last_modifier = {"requested": requested, "applied": applied, "clamped": requested != applied,
+                              "parts": shown}
+        return applied
 
-    # Wound roll (R-5.1, R-5.2, R-3.6 twin-linked: broadest re-roll wins, R-3.9).
-    base = rules.wound_threshold(w.strength, t.toughness)
-    wound_mod = rules.clamp_roll_modifier(ctx.wound_mod)
-    if wound_mod != ctx.wound_mod:
-        warnings.append(f"--wound-mod {ctx.wound_mod:+d} clamped to {wound_mod:+d} (R-0.3: a Wound roll is never modified by more than 1)")
-    wound_out = rules.wound_outcomes(base, wound_mod)
-    twin = w.has(Ability.TWIN_LINKED)
-    wound_policy = rules.broadest(ctx.reroll_wounds, RerollPolicy.FAILED if twin else RerollPolicy.NONE)
-    stages[Stage.WOUND] = _pair_table(wound_out, rules.reroll_mask(wound_out, wound_policy))
-    devastating = w.has(Ability.DEVASTATING_WOUNDS)
-    if devastating:
-        flags |= Flag.DEVASTATING_WOUNDS
-        if ctx.rules is RulesVersion.V2023:
-            flags |= Flag.DEVASTATING_SPILL
+    @staticmethod
+    def _faces(mask: tuple[int, ...]) -> str:
+        faces = [str(f) for f in range(1, 7) if mask[f]]
+        return f" (faces re-rolled: {', '.join(faces)})" if faces else " (no face is worth re-rolling)"
 
-    # Saving throw (R-7.1 - R-7.3, R-7.5).
-    ignores_cover = w.has(Ability.IGNORES_COVER)
-    cover = rules.cover_applies(cover=ctx.cover, ignores_cover=ignores_cover, melee=False, save=t.save, ap=w.ap)
-    armour_mod = rules.save_roll_modifier(w.ap, 1 if cover else 0, ctx.save_mod)
-    inv_mod = rules.save_roll_modifier(0, 0, ctx.save_mod)
-    if ctx.save_mod > 1 or w.ap + (1 if cover else 0) + ctx.save_mod > 1:
-        warnings.append(f"save modifier capped at +1 (R-0.3): AP{w.ap}, cover {1 if cover else 0:+d}, "
-                        f"--save-mod {ctx.save_mod:+d} -> {armour_mod:+d}")
-    inv = t.invulnerable  # shoot: ranged attacks, so a ranged-only invulnerable save applies
-    choice = rules.choose_save(save=t.save, armour_modifier=armour_mod, invulnerable=inv, invulnerable_modifier=inv_mod)
-    save_fail = rules.save_fails(choice.needed)
-    stages[Stage.SAVE] = _pair_table(save_fail, (0,) * 7)
+    # -- attacks (R-1) --------------------------------------------------------------------------
+    def _attacks(self) -> int:
+        self.notes.stage = "attacks"
+        m, n = self.m, self.notes
+        w, t, ctx = m.weapon, m.target, m.context
+        exprs = [w.attacks]
+        extra = 0
+        if w.has(Ability.BLAST):
+            extra = t.models // 5
+            n.rule("R-1.3", f"BLAST: +{extra} attacks per model ({t.models} models in the target)")
+        rf = w.get(Ability.RAPID_FIRE)
+        if rf and rf.value:
+            if ctx.half_range:
+                exprs.append(rf.value)
+                n.rule("R-1.4", f"{rf}: +{rf.value} attacks per model at half range")
+            else:
+                n.rule("R-1.4", f"{rf}: no bonus (not at half range; --half-range)")
+        raw_pmf = _dice_row(exprs, extra, Roll.ATTACKS, self.rolls, self.maps)
+        mean = _mean({r: Fraction(int(self.maps[Roll.ATTACKS, r])) for r in raw_pmf}, raw_pmf)
+        for raw in raw_pmf:
+            if self.maps[Roll.ATTACKS, raw] < mean:
+                self.flags_rows[Roll.ATTACKS, raw] = RollFlag.BELOW_AVERAGE
+        per_model = " + ".join(str(e) for e in exprs) + (f" + {extra}" if extra else "")
+        n.rule("R-1.1" if all(e.is_fixed for e in exprs) else "R-1.2",
+               f"attacks: {per_model} per model, {ctx.firing_models} model{'s' if ctx.firing_models != 1 else ''}"
+               + ("" if all(e.is_fixed for e in exprs) else " (rolled for each model)"))
+        return max(int(self.maps[Roll.ATTACKS, r]) for r in raw_pmf)
 
-    # Damage and Feel No Pain (R-8.1, R-8.5).
-    _roll_row(w.damage, maps, rolls, Roll.DAMAGE)
-    if t.feel_no_pain is not None:
-        flags |= Flag.FEEL_NO_PAIN
-        fnp = (0,) + tuple(1 if f >= t.feel_no_pain else 0 for f in range(1, 7))
-        stages[Stage.FEEL_NO_PAIN] = _pair_table(fnp, (0,) * 7)
+    def _command(self) -> None:
+        self.notes.stage = "general"
+        ctx, n = self.m.context, self.notes
+        c = ctx.command_reroll
+        if c is CommandReroll.NONE:
+            return
+        what = {CommandReroll.HIT: "one failed Hit roll that was not already re-rolled",
+                CommandReroll.WOUND: "one failed Wound roll that was not already re-rolled",
+                CommandReroll.SAVE: "(the defender's) one failed saving throw that was not already re-rolled",
+                CommandReroll.DAMAGE: "the first Damage roll below the average of a fresh roll",
+                CommandReroll.ATTACKS: "the lowest Attacks roll, if below the average of a fresh roll"}[c]
+        n.rule("R-3.7", f"Command Re-roll, once per attack sequence: {what}")
+        if c is CommandReroll.ATTACKS and not int(self.rolls[Roll.ATTACKS].sum()):
+            n.warn("--command-reroll attacks has no effect: the number of attacks is not rolled")
+        if c is CommandReroll.DAMAGE and not int(self.rolls[Roll.DAMAGE].sum()):
+            n.warn("--command-reroll damage has no effect: Damage is not rolled")
+        if c is CommandReroll.HIT and self.m.weapon.has(Ability.TORRENT):
+            n.warn("--command-reroll hit has no effect: TORRENT makes no Hit roll")
 
-    # Number of attacks (R-1.1, R-1.2).
-    _roll_row(w.attacks, maps, rolls, Roll.ATTACKS)
+    # -- assembly -------------------------------------------------------------------------------
+    def _finish(self, attacks_max: int, dmg_pmf: dict[int, Fraction]) -> Compiled:
+        self.notes.stage = "after"
+        m, n = self.m, self.notes
+        w, t, ctx = m.weapon, m.target, m.context
+        hazard_w, hazard_fnp = 0, 7
+        if w.has(Ability.HAZARDOUS):
+            self.flags |= Flag.HAZARDOUS
+            if m.attacker is not None:
+                model = max(m.attacker.models, key=lambda x: x.count)
+                hazard_w, hazard_fnp = model.wounds, m.attacker.feel_no_pain or 7
+                n.rule("R-9.7", f"HAZARDOUS: one test per firing model; each 1 is 3 mortal wounds to a W{hazard_w} "
+                       f"{model.name} (the wounded one first, excess lost)")
+            else:
+                n.rule("R-9.7", "HAZARDOUS: one test per firing model; each 1 is 3 mortal wounds "
+                       "(the attacker's profile is unknown: models lost are not counted)")
+        sustained_max = int(self.maps[Roll.SUSTAINED].max())
+        hits_max = ctx.firing_models * attacks_max * (1 + sustained_max)
+        damage_bound = hits_max * max(dmg_pmf)
+        damage_max = min(damage_bound, t.models * t.wounds) if t.wounds else damage_bound
+        lengths = [ctx.firing_models * attacks_max + 1] + [hits_max + 1] * 7 + [damage_bound + 1] * 2
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        params = np.zeros(len(Param), dtype=np.int64)
+        params[Param.FLAGS] = int(self.flags)
+        params[Param.FIRING_MODELS] = ctx.firing_models
+        params[Param.TARGET_MODELS] = t.models
+        params[Param.TARGET_WOUNDS] = t.wounds or 0
+        params[Param.COMMAND] = Command[ctx.command_reroll.name]
+        params[Param.HAZARD_WOUNDS] = hazard_w
+        params[Param.HAZARD_FNP] = hazard_fnp
+        inputs = KernelInputs(stages=_frozen(self.stages), rolls=_frozen(self.rolls), roll_maps=_frozen(self.maps),
+                              roll_flags=_frozen(self.flags_rows), params=_frozen(params), stage_offsets=_frozen(offsets),
+                              damage_max=damage_max, target_models=t.models, hazard_max=3 * ctx.firing_models)
+        n.rule("", "thresholds: " + self._words())
+        plan = Plan(hit=self.info["hit"], wound=self.info["wound"], save=self.info["save"], damage=self.info["damage"],
+                    words=self._words(), explain=tuple(n.explain), warnings=tuple(n.warnings),
+                    hazardous=w.has(Ability.HAZARDOUS))
+        return Compiled(inputs, plan)
 
-    params = np.zeros(4, dtype=np.int64)
-    params[Param.FLAGS] = int(flags)
-    params[Param.FIRING_MODELS] = ctx.firing_models
-    params[Param.TARGET_MODELS] = t.models
-    params[Param.TARGET_WOUNDS] = t.wounds or 0
-    hits_max = w.attacks.maximum * (1 + (sus.value.maximum if sus and sus.value else 0))
-    damage_bound = ctx.firing_models * hits_max * w.damage.maximum
-    damage_max = min(damage_bound, t.models * t.wounds) if t.wounds else damage_bound
-
-    inputs = KernelInputs(stages=_frozen(stages), rolls=_frozen(rolls), roll_maps=_frozen(maps),
-                          params=_frozen(params), damage_max=damage_max, target_models=t.models)
-    thresholds = _describe(m, hit_out, hit_mod, torrent, base, wound_out, wound_mod, wound_policy, twin,
-                           choice, cover, armour_mod, devastating, tuple(warnings))
-    return Compiled(inputs, thresholds)
-
-
-def _describe(m: Matchup, hit_out: tuple[int, ...], hit_mod: int, torrent: bool, base: int,
-              wound_out: tuple[int, ...], wound_mod: int, wound_policy: RerollPolicy, twin: bool,
-              choice: rules.SaveChoice, cover: bool, armour_mod: int, devastating: bool,
-              warnings: tuple[str, ...]) -> Thresholds:
-    w, t, ctx = m.weapon, m.target, m.context
-    hit_needed = None if torrent else _needed(hit_out)
-    wound_needed = _needed(wound_out)
-    hit = {"automatic": torrent, "skill": w.skill, "needed": hit_needed, "critical_on": None if torrent else 6,
-           "modifier": _modifier(ctx.hit_mod, hit_mod), "reroll": "none" if torrent else ctx.reroll_hits.value}
-    wound = {"strength": w.strength, "toughness": t.toughness, "base": base, "needed": wound_needed,
-             "critical_on": 6, "modifier": _modifier(ctx.wound_mod, wound_mod), "reroll": wound_policy.value,
-             "twin_linked": twin}
-    cover_note = "applied" if cover else ("denied (Sv3+ or better vs AP0, R-7.3)"
-                                          if ctx.cover and not w.has(Ability.IGNORES_COVER) and t.save <= 3 and w.ap == 0
-                                          else "ignored (IGNORES COVER)" if ctx.cover and w.has(Ability.IGNORES_COVER)
-                                          else "none")
-    save = {"kind": choice.kind, "needed": choice.needed, "armour_needed": choice.armour_needed,
-            "invulnerable_needed": choice.invulnerable_needed, "ap": w.ap, "cover": cover_note,
-            "modifier": armour_mod}
-    damage = {"expression": str(w.damage), "devastating_wounds": devastating,
-              "feel_no_pain": t.feel_no_pain,
-              "devastating_excess": "spills" if devastating and ctx.rules is RulesVersion.V2023 else "lost"}
-
-    parts = []
-    parts.append("hits automatically (TORRENT)" if torrent else f"hits on {hit_needed}+")
-    if not torrent and ctx.reroll_hits is not RerollPolicy.NONE:
-        parts[-1] += f" (re-roll: {ctx.reroll_hits.value})"
-    wtxt = f"wounds on {wound_needed}+"
-    if wound_policy is not RerollPolicy.NONE:
-        wtxt += f" (re-roll: {'twin-linked' if twin and wound_policy is RerollPolicy.FAILED else wound_policy.value})"
-    parts.append(wtxt)
-    if choice.kind == "none":
-        parts.append("no save")
-    else:
-        parts.append(f"{choice.needed}+ {'invulnerable' if choice.kind == 'invulnerable' else 'armour'} save"
-                     + (" (in cover)" if cover and choice.kind == "armour" else ""))
-    if ctx.cover and not cover:
-        parts.append(f"cover {cover_note}")
-    if devastating:
-        parts.append("devastating wounds on 6s")
-    if t.feel_no_pain:
-        parts.append(f"{t.feel_no_pain}+ Feel No Pain")
-    return Thresholds(hit=hit, wound=wound, save=save, damage=damage, words=", ".join(parts), warnings=warnings)
+    def _words(self) -> str:
+        w, t, ctx = self.m.weapon, self.m.target, self.m.context
+        hit, wound, save = self.info["hit"], self.info["wound"], self.info["save"]
+        parts = []
+        if hit["automatic"]:
+            parts.append("hits automatically (TORRENT)")
+        elif ctx.overwatch:
+            parts.append("hits on unmodified 6s (Overwatch)")
+        else:
+            parts.append(f"hits on {hit['needed']}+" if hit["needed"] else "cannot hit")
+            if hit["reroll"] != "none":
+                parts[-1] += f" (re-roll: {hit['reroll']})"
+            if hit["critical_on"] != 6:
+                parts[-1] += f", critical on {hit['critical_on']}+"
+        wtxt = f"wounds on {wound['needed']}+"
+        if wound["reroll"] != "none":
+            twin = wound["twin_linked"] and wound["reroll"] == "failed"
+            wtxt += f" (re-roll: {'twin-linked' if twin else wound['reroll']})"
+        if wound["critical_on"] != 6:
+            wtxt += f", critical on {wound['critical_on']}+"
+        parts.append(wtxt)
+        if save["kind"] == "none":
+            parts.append("no save")
+        else:
+            parts.append(f"{save['needed']}+ {'invulnerable' if save['kind'] == 'invulnerable' else 'armour'} save"
+                         + (" (in cover)" if save["cover"] == "applied" and save["kind"] == "armour" else ""))
+        if save["cover"].startswith(("denied", "ignored")):
+            parts.append(f"cover {save['cover']}")
+        if w.has(Ability.DEVASTATING_WOUNDS):
+            crit = wound["critical_on"]
+            parts.append("devastating wounds on 6s" if crit == 6 else f"devastating wounds on {crit}+")
+        dmg = self.info["damage"]
+        if dmg["half_damage"] or dmg["added"] or dmg["subtracted"]:
+            parts.append(f"damage {', '.join(map(str, dmg['values']))}")
+        if t.feel_no_pain:
+            parts.append(f"{t.feel_no_pain}+ Feel No Pain")
+        return ", ".join(parts)

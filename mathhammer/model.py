@@ -14,7 +14,10 @@ from .errors import MatchupError, ProfileError
 
 __all__ = [
     "Ability",
+    "CommandReroll",
+    "DamageReroll",
     "Matchup",
+    "SaveReroll",
     "AbilitySpec",
     "Context",
     "DiceExpr",
@@ -144,6 +147,7 @@ class Weapon:
     abilities: tuple[AbilitySpec, ...] = ()
     aliases: tuple[str, ...] = ()
     unit: str = ""
+    modifiers: tuple[tuple[str, object], ...] = ()
 
     def __post_init__(self) -> None:
         where = f"weapon {self.name!r}"
@@ -215,8 +219,11 @@ class Unit:
     invulnerable_ranged_only: bool = False
     feel_no_pain: int | None = None
     damage_reduction: int = 0
+    stealth: bool = False
+    half_damage: bool = False
     keywords: frozenset[str] = frozenset()
     weapons: tuple[Weapon, ...] = ()
+    modifiers: tuple[tuple[str, object], ...] = ()
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -245,10 +252,15 @@ class Target:
     invulnerable_ranged_only: bool = False
     feel_no_pain: int | None = None
     keywords: frozenset[str] = frozenset()
+    stealth: bool = False
+    half_damage: bool = False
+    damage_reduction: int = 0
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"target {self.name!r}"
+        if self.damage_reduction < 0:
+            raise ProfileError("damage reduction must be 0 or more", where=where, value=self.damage_reduction)
         if self.toughness < 1:
             raise ProfileError("T must be at least 1", where=where, value=self.toughness)
         if not 2 <= self.save <= 7:
@@ -264,11 +276,44 @@ class Target:
 
 
 class RerollPolicy(str, Enum):
-    """Which Hit or Wound rolls are re-rolled (R-3)."""
+    """Which Hit or Wound rolls are re-rolled (R-3). ``non-crit`` and ``best`` need a full
+    re-roll ("you can re-roll the Hit roll"): ``non-crit`` re-rolls every result that is not
+    critical; ``best`` re-rolls a result iff a fresh roll is worth more on average (R-3.5)."""
 
     NONE = "none"
     ONES = "ones"
     FAILED = "failed"
+    NON_CRIT = "non-crit"
+    BEST = "best"
+
+
+class DamageReroll(str, Enum):
+    """Re-rolls of Damage rolls: ``ones`` re-rolls a roll whose dice show a total of 1;
+    ``below-average`` re-rolls a result below the average of a fresh roll."""
+
+    NONE = "none"
+    ONES = "ones"
+    BELOW_AVERAGE = "below-average"
+
+
+class SaveReroll(str, Enum):
+    """The defender's re-rolls of saving throws."""
+
+    NONE = "none"
+    ONES = "ones"
+    FAILED = "failed"
+
+
+class CommandReroll(str, Enum):
+    """Which roll the attacker's (or, for ``save``, the defender's) Command Re-roll is kept for:
+    one die per attack sequence (R-3.7)."""
+
+    NONE = "none"
+    HIT = "hit"
+    WOUND = "wound"
+    DAMAGE = "damage"
+    SAVE = "save"
+    ATTACKS = "attacks"
 
 
 class RulesVersion(str, Enum):
@@ -287,17 +332,36 @@ class Context:
     """
 
     firing_models: int = 1
+    melee: bool = False
     cover: bool = False
+    half_range: bool = False
+    stationary: bool = False
+    not_visible: bool = False
+    overwatch: bool = False
+    charged: bool = False
     hit_mod: int = 0
     wound_mod: int = 0
     save_mod: int = 0
+    damage_mod: int = 0
+    bs_improve: int = 0
+    ap_improve: int = 0
+    crit_hit: int = 6
+    crit_wound: int = 6
     reroll_hits: RerollPolicy = RerollPolicy.NONE
     reroll_wounds: RerollPolicy = RerollPolicy.NONE
+    reroll_damage: DamageReroll = DamageReroll.NONE
+    reroll_saves: SaveReroll = SaveReroll.NONE
+    command_reroll: CommandReroll = CommandReroll.NONE
     rules: RulesVersion = RulesVersion.CURRENT
 
     def __post_init__(self) -> None:
         if self.firing_models < 1:
             raise MatchupError("at least one model must fire", where="--models", value=self.firing_models)
+        for name in ("crit_hit", "crit_wound"):
+            value = getattr(self, name)
+            if not 2 <= value <= 6:
+                raise MatchupError("a critical threshold must be 2 to 6 (an unmodified 1 always fails)",
+                                   where=f"--{name.replace('_', '-')}", value=value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -325,5 +389,6 @@ def unit_target(unit: Unit, *, models: int | None = None) -> tuple[Target, tuple
     target = Target(name=unit.name, toughness=max(m.toughness for m in unit.models), save=main.save,
                     wounds=main.wounds, models=models or unit.model_count, invulnerable=unit.invulnerable,
                     invulnerable_ranged_only=unit.invulnerable_ranged_only, feel_no_pain=unit.feel_no_pain,
-                    keywords=unit.keywords)
+                    keywords=unit.keywords, stealth=unit.stealth, half_damage=unit.half_damage,
+                    damage_reduction=unit.damage_reduction)
     return target, tuple(notes)

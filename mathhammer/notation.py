@@ -7,7 +7,8 @@ Examples:
     Damage 6; write ``D D6`` or ``D=D6`` for a D6 roll (likewise ``A D6``).
 
     Target: ``T4 SV3+ W2 MODELS10 INV4+ FNP5+ [INFANTRY, GRENADES]``; ``5++`` is an
-    invulnerable save and ``5+++`` Feel No Pain.
+    invulnerable save and ``5+++`` Feel No Pain. ``STEALTH``, ``HALF DAMAGE`` and ``-1 DAMAGE``
+    among the bracketed words are the target's abilities; the other words are keywords.
 """
 
 from __future__ import annotations
@@ -181,8 +182,16 @@ def parse_target(text: str, *, name: str = "") -> Target:
         if key not in kv:
             raise ProfileError(f"missing {key} ({word})", where=what, value=text.strip())
     save = 7 if kv["SV"] in ("-", "N/A") else _plus("SV", kv["SV"], what)
+    words = [_normal(k) if not k.strip().startswith("-") else "-" + _normal(k) for k in items]
+    abilities = {w for w in words if w in _TARGET_ABILITIES}
     return Target(name=name or "inline target", toughness=_int("T", kv["T"], what), save=save,
                   wounds=_int("W", kv["W"], what), models=_int("MODELS", kv.get("MODELS", "1"), what),
                   invulnerable=_plus("INV", kv["INV"], what) if "INV" in kv else None,
                   feel_no_pain=_plus("FNP", kv["FNP"], what) if "FNP" in kv else None,
-                  keywords=frozenset(_normal(k) for k in items))
+                  keywords=frozenset(w for w in words if w not in _TARGET_ABILITIES),
+                  stealth="STEALTH" in abilities, half_damage="HALF DAMAGE" in abilities,
+                  damage_reduction=1 if "-1 DAMAGE" in abilities else 0)
+
+
+#: Defensive abilities written among an inline target's bracketed keywords.
+_TARGET_ABILITIES = {"STEALTH", "HALF DAMAGE", "-1 DAMAGE"}

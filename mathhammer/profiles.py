@@ -19,7 +19,7 @@ import yaml
 
 from . import dice
 from .errors import ProfileError
-from .model import ModelStats, Unit, Weapon
+from .model import DamageReroll, ModelStats, RerollPolicy, SaveReroll, Unit, Weapon
 from .notation import parse_ability
 
 __all__ = ["ENV_VAR", "SCHEMA_VERSION", "Library", "builtin_dirs", "dump_unit", "load_library", "load_file"]
@@ -30,9 +30,20 @@ ENV_VAR = "MATHHAMMER_PROFILES"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invulnerable", "feel_no_pain",
-              "damage_reduction", "deadly_demise", "keywords", "weapons"}
+              "damage_reduction", "deadly_demise", "keywords", "weapons", "abilities", "modifiers"}
 _MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC"}
-_WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities"}
+_WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities", "modifiers"}
+
+#: Modifiers a profile may carry, merged with the command line (which wins): name -> type.
+#: As an attacker a unit/weapon uses the first group; as a target a unit uses save_mod and
+#: reroll_saves.
+MODIFIERS: dict[str, type] = {
+    "hit_mod": int, "wound_mod": int, "damage_mod": int, "bs_improve": int, "ap_improve": int, "crit_hit": int,
+    "crit_wound": int, "reroll_hits": RerollPolicy, "reroll_wounds": RerollPolicy, "reroll_damage": DamageReroll,
+    "save_mod": int, "reroll_saves": SaveReroll,
+}
+#: Defensive unit abilities (``abilities:`` of a unit).
+_DEFENSIVE = {"STEALTH": "stealth", "HALF DAMAGE": "half_damage", "-1 DAMAGE": "damage_reduction"}
 
 
 class _Reader:
@@ -115,14 +126,38 @@ def _weapon(r: _Reader, unit: str) -> Weapon:
             abilities.append(parse_ability(text))
         except ProfileError as e:
             raise r.fail(e.what, text, f"abilities[{i}]", hint=e.hint) from None
+    modifiers = _modifiers(r)
     try:
-        return Weapon(name=name, aliases=r.strings("aliases"), range_inches=None if melee else rng,
+        return Weapon(name=name, aliases=r.strings("aliases"), range_inches=None if melee else rng, modifiers=modifiers,
                       attacks=r.dice("A"), skill=r.get(skill_key, int, lo=2, hi=6), strength=r.get("S", int, lo=1),
                       ap=r.get("AP", int, 0, hi=0, lo=-10), damage=r.dice("D"), abilities=tuple(abilities), unit=unit)
     except ProfileError as e:
         if e.where.startswith(r.file):
             raise
         raise r.fail(e.what, e.value, hint=e.hint) from None
+
+
+def _modifiers(r: _Reader) -> tuple[tuple[str, object], ...]:
+    """The ``modifiers:`` mapping of a unit or weapon, typed and checked."""
+    if r.data.get("modifiers") is None:
+        return ()
+    mr = r.child("modifiers")
+    mr.mapping(set(MODIFIERS), ())
+    out: list[tuple[str, object]] = []
+    for key, kind in MODIFIERS.items():
+        if key not in mr.data:
+            continue
+        if kind is int:
+            lo, hi = (2, 6) if key.startswith("crit") else (-6, 6)
+            out.append((key, mr.get(key, int, lo=lo, hi=hi)))
+        else:
+            value = mr.data[key]
+            try:
+                out.append((key, kind(str(value).lower().replace("_", "-"))))
+            except ValueError:
+                choices = ", ".join(m.value for m in kind)  # type: ignore[attr-defined]
+                raise mr.fail(f"expected one of {choices}", str(value), key) from None
+    return tuple(out)
 
 
 def _unit(r: _Reader) -> Unit:
@@ -143,10 +178,21 @@ def _unit(r: _Reader) -> Unit:
         iv.mapping({"save", "ranged_only"}, ("save",))
         inv, inv_ranged = iv.get("save", int, lo=2, hi=6), iv.get("ranged_only", bool, False)
     keywords = frozenset(k.upper() for k in r.strings("keywords"))
-    return Unit(name=name, aliases=r.strings("aliases"), faction=r.get("faction", str, ""),
+    defensive: dict[str, Any] = {}
+    for i, text in enumerate(r.strings("abilities")):
+        key = " ".join(text.upper().replace("_", " ").split())
+        if key not in _DEFENSIVE:
+            raise r.fail("unknown unit ability", text, f"abilities[{i}]", hint=f"known: {', '.join(sorted(_DEFENSIVE))}")
+        defensive[_DEFENSIVE[key]] = 1 if key == "-1 DAMAGE" else True
+    if "damage_reduction" in defensive and r.data.get("damage_reduction"):
+        raise r.fail("give -1 DAMAGE once: in abilities or as damage_reduction", r.data["damage_reduction"],
+                     "damage_reduction")
+    reduction = defensive.pop("damage_reduction", 0) or r.get("damage_reduction", int, 0, lo=0)
+    return Unit(name=name, aliases=r.strings("aliases"), faction=r.get("faction", str, ""), modifiers=_modifiers(r),
+                stealth=defensive.get("stealth", False), half_damage=defensive.get("half_damage", False),
                 points=r.get("points", int, lo=0), source=r.get("source", str, ""), models=tuple(models),
                 invulnerable=inv, invulnerable_ranged_only=inv_ranged,
-                feel_no_pain=r.get("feel_no_pain", int, lo=2, hi=6), damage_reduction=r.get("damage_reduction", int, 0, lo=0),
+                feel_no_pain=r.get("feel_no_pain", int, lo=2, hi=6), damage_reduction=reduction,
                 keywords=keywords, weapons=tuple(_weapon(w, name) for w in r.items("weapons")))
 
 
@@ -296,6 +342,11 @@ def dump_unit(u: Unit) -> dict[str, Any]:
         out["feel_no_pain"] = u.feel_no_pain
     if u.damage_reduction:
         out["damage_reduction"] = u.damage_reduction
+    abilities = [name for name, attr in _DEFENSIVE.items() if attr != "damage_reduction" and getattr(u, attr)]
+    if abilities:
+        out["abilities"] = abilities
+    if u.modifiers:
+        out["modifiers"] = _dump_modifiers(u.modifiers)
     out["keywords"] = sorted(u.keywords)
     out["weapons"] = [_dump_weapon(w) for w in u.weapons]
     return out
@@ -309,4 +360,10 @@ def _dump_weapon(w: Weapon) -> dict[str, Any]:
     out["A"] = str(w.attacks)
     out["WS" if w.melee else "BS"] = w.skill
     out.update({"S": w.strength, "AP": w.ap, "D": str(w.damage), "abilities": [str(a) for a in w.abilities]})
+    if w.modifiers:
+        out["modifiers"] = _dump_modifiers(w.modifiers)
     return out
+
+
+def _dump_modifiers(mods: tuple[tuple[str, object], ...]) -> dict[str, object]:
+    return {k: (v.value if hasattr(v, "value") else v) for k, v in mods}

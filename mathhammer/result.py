@@ -99,11 +99,25 @@ class DamageResult:
     models_destroyed: Distribution
     target_models: int
     seconds: float = 0.0
+    stages: dict[str, Distribution] = field(default_factory=dict)
+    hazardous: Distribution | None = None
+    hazard_models: Distribution | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
 
     def p_destroy_unit(self) -> float:
         """P(every model of the target is destroyed)."""
         return self.models_destroyed.p_at_least(self.target_models)
+
+    def _hazard_dict(self) -> dict[str, Any] | None:
+        """The ``hazardous`` stat block: wounds the firing unit loses to Hazardous tests, and
+        (when its profile is known) the chance it loses a model."""
+        if self.hazardous is None:
+            return None
+        out = self.hazardous.to_dict()
+        if self.hazard_models is not None and self.provenance.get("attacker_known"):
+            out["models_lost"] = self.hazard_models.to_dict()
+            out["p_lose_model"] = self.hazard_models.p_at_least(1)
+        return out
 
     def to_dict(self, writer: dict[str, str]) -> dict[str, Any]:
         """The JSON document (schema ``mathhammer.result/1``); descriptive objects come from
@@ -122,6 +136,9 @@ class DamageResult:
             "damage": self.damage.to_dict(),
             "models_destroyed": self.models_destroyed.to_dict(),
             "p_destroy_unit": self.p_destroy_unit(),
+            "stages": {name: d.to_dict() for name, d in self.stages.items()},
+            "hazardous": self._hazard_dict(),
+            "explain": list(prov.get("explain", [])),
             "warnings": list(prov.get("warnings", [])),
             "timing": {"simulate_seconds": self.seconds},
         }

@@ -7,6 +7,7 @@ files or the command line. Die faces are indexed 1..6; tables have 7 entries, in
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 from fractions import Fraction
 
 from .model import RerollPolicy
@@ -19,6 +20,8 @@ __all__ = [
     "choose_save",
     "clamp_roll_modifier",
     "cover_applies",
+    "damage_value",
+    "improved_ap",
     "hit_outcomes",
     "reroll_mask",
     "save_fails",
@@ -60,23 +63,32 @@ def cover_applies(*, cover: bool, ignores_cover: bool, melee: bool, save: int, a
     return cover and not ignores_cover and not melee and not (save <= 3 and ap == 0)
 
 
-def _roll_outcomes(target: int | None, modifier: int, crit_on: int) -> tuple[int, ...]:
-    """R-0.5/R-2.1/R-5.2: unmodified 1 fails; unmodified crit_on+ is critical and succeeds;
-    otherwise success iff unmodified + modifier >= target (``None``: can never succeed)."""
+def _roll_outcomes(target: int | None, modifier: int, crit_on: int, fails_upto: int = 1) -> tuple[int, ...]:
+    """R-0.5/R-2.1/R-5.2: an unmodified roll of ``fails_upto`` or less fails (1, or 1-3 for
+    Indirect Fire, R-2.7, which wins over a critical threshold); otherwise an unmodified
+    crit_on+ is critical and succeeds (A7); otherwise success iff unmodified + modifier >= target
+    (``None``: can never succeed)."""
     out = [FAIL]
     for face in FACES:
-        if face >= crit_on:
+        if face <= fails_upto:
+            out.append(FAIL)
+        elif face >= crit_on:
             out.append(CRIT)
-        elif face == 1 or target is None:
+        elif target is None:
             out.append(FAIL)
         else:
             out.append(SUCCESS if face + modifier >= target else FAIL)
     return tuple(out)
 
 
-def hit_outcomes(skill: int, modifier: int, crit_on: int = 6) -> tuple[int, ...]:
-    """R-2.1/R-2.2: FAIL/SUCCESS/CRIT for each face of the Hit roll (modifier already capped)."""
-    return _roll_outcomes(skill, modifier, crit_on)
+def hit_outcomes(skill: int, modifier: int, crit_on: int = 6, *, overwatch: bool = False,
+                 fails_upto: int = 1) -> tuple[int, ...]:
+    """R-2.1/R-2.2/R-2.3: FAIL/SUCCESS/CRIT for each face of the Hit roll (modifier already
+    capped; ``skill`` after characteristic changes, R-0.4). Fire Overwatch (R-2.9): only an
+    unmodified 6 hits, and it is critical."""
+    if overwatch:
+        return (FAIL, FAIL, FAIL, FAIL, FAIL, FAIL, CRIT)
+    return _roll_outcomes(skill, modifier, crit_on, fails_upto)
 
 
 def wound_outcomes(threshold: int, modifier: int, crit_on: int = 6) -> tuple[int, ...]:
@@ -84,24 +96,49 @@ def wound_outcomes(threshold: int, modifier: int, crit_on: int = 6) -> tuple[int
     return _roll_outcomes(threshold, modifier, crit_on)
 
 
-def reroll_mask(outcomes: tuple[int, ...], policy: RerollPolicy) -> tuple[int, ...]:
-    """R-3.3/R-3.4: which faces are re-rolled. ``ones``: an unmodified 1; ``failed``: any face
-    whose outcome is FAIL after modifiers. A die is re-rolled at most once (R-3.2)."""
+def reroll_mask(outcomes: tuple[int, ...], policy: RerollPolicy,
+                values: tuple[float, float, float] = (0.0, 1.0, 1.0)) -> tuple[int, ...]:
+    """Which faces are re-rolled; a die is re-rolled at most once (R-3.2).
+
+    ``ones``: an unmodified 1 (R-3.3); ``failed``: a FAIL after modifiers (R-3.4); ``non-crit``:
+    anything not critical; ``best``: a face whose outcome is worth less than a fresh roll on
+    average, ``values`` giving the worth of FAIL, SUCCESS and CRIT (R-3.5).
+    """
+    fresh = sum(values[outcomes[f]] for f in FACES) / 6
     mask = [0]
     for face in FACES:
-        if policy is RerollPolicy.ONES:
-            mask.append(1 if face == 1 else 0)
-        elif policy is RerollPolicy.FAILED:
-            mask.append(1 if outcomes[face] == FAIL else 0)
-        else:
-            mask.append(0)
+        o = outcomes[face]
+        mask.append(int(
+            (policy is RerollPolicy.ONES and face == 1)
+            or (policy is RerollPolicy.FAILED and o == FAIL)
+            or (policy is RerollPolicy.NON_CRIT and o != CRIT)
+            or (policy is RerollPolicy.BEST and values[o] < fresh - 1e-12)))
     return tuple(mask)
 
 
+_PERMISSIVE = [RerollPolicy.NONE, RerollPolicy.ONES, RerollPolicy.FAILED, RerollPolicy.NON_CRIT, RerollPolicy.BEST]
+
+
 def broadest(*policies: RerollPolicy) -> RerollPolicy:
-    """R-3.9: of several re-roll permissions the most permissive one applies (never chained)."""
-    order = [RerollPolicy.NONE, RerollPolicy.ONES, RerollPolicy.FAILED]
-    return max(policies, key=order.index)
+    """R-3.9: of several re-roll permissions the most permissive one applies (never chained).
+    ``non-crit`` and ``best`` are ways of using a full re-roll, chosen explicitly."""
+    return max(policies, key=_PERMISSIVE.index)
+
+
+def improved_ap(ap: int, improve: int) -> int:
+    """R-7.4: "improve AP by n" makes it n steps more negative; worsening stops at 0."""
+    return min(0, ap - improve)
+
+
+def damage_value(rolled: int, *, half: bool = False, add: int = 0, subtract: int = 0) -> int:
+    """R-0.2/R-8.2-R-8.4 (A4, A5, A18): the Damage of one attack. ``rolled`` includes the
+    profile's +N; halve, then add (Melta, +Damage), then subtract (-1 Damage), rounding up
+    once at the end; a subtraction never takes Damage below 1."""
+    value = Fraction(rolled, 2) if half else Fraction(rolled)
+    value += add
+    value -= subtract
+    result = math.ceil(value)
+    return max(1, result) if subtract else max(0, result)
 
 
 def save_fails(needed: int | None) -> tuple[int, ...]:

@@ -24,16 +24,21 @@ def _inputs(weapon: str = "A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", target: str 
 def test_kernel_constants_match_codes() -> None:
     assert (simulate.HIT, simulate.WOUND, simulate.SAVE, simulate.FEEL_NO_PAIN) == tuple(codes.Stage)
     assert (simulate.ATTACKS, simulate.SUSTAINED, simulate.DAMAGE) == tuple(codes.Roll)
-    assert (simulate.P_FLAGS, simulate.P_FIRING, simulate.P_MODELS, simulate.P_WOUNDS) == tuple(codes.Param)
-    assert (simulate.F_TORRENT, simulate.F_LETHAL, simulate.F_DEVASTATING, simulate.F_SPILL, simulate.F_FNP) == \
-        tuple(int(f) for f in codes.Flag)
-    assert (simulate.SUCCESS, simulate.CRIT) == (codes.Outcome.SUCCESS, codes.Outcome.CRIT)
+    assert (simulate.P_FLAGS, simulate.P_FIRING, simulate.P_MODELS, simulate.P_WOUNDS, simulate.P_COMMAND,
+            simulate.P_HAZ_WOUNDS, simulate.P_HAZ_FNP) == tuple(codes.Param)
+    assert (simulate.F_TORRENT, simulate.F_LETHAL, simulate.F_DEVASTATING, simulate.F_SPILL, simulate.F_FNP,
+            simulate.F_HAZARDOUS, simulate.F_STAGES) == tuple(int(f) for f in codes.Flag)
+    assert (simulate.C_HIT, simulate.C_WOUND, simulate.C_DAMAGE, simulate.C_SAVE, simulate.C_ATTACKS) == \
+        tuple(codes.Command)[1:]
+    assert (simulate.R_REROLL, simulate.R_BELOW_AVERAGE) == tuple(int(f) for f in codes.RollFlag)
+    assert simulate.N_STAGES == len(codes.StageCount)
     assert int(simulate.PAIRS) == codes.PAIRS
 
 
 def test_compiled_arrays_are_typed_and_read_only() -> None:
     k = _inputs()
-    for arr, dtype in ((k.stages, np.int8), (k.rolls, np.int64), (k.roll_maps, np.int64), (k.params, np.int64)):
+    for arr, dtype in ((k.stages, np.int8), (k.rolls, np.int64), (k.roll_maps, np.int64), (k.params, np.int64),
+                       (k.roll_flags, np.int8), (k.stage_offsets, np.int64)):
         assert arr.dtype == dtype and arr.flags.c_contiguous and not arr.flags.writeable
 
 

@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 from .. import __version__
 from . import _io
 from .profiles import app as profiles_app
-from .shoot import shoot
+from .shoot import fight, shoot
 
 __all__ = ["app", "main"]
 
@@ -80,6 +80,7 @@ def _root(
 
 
 app.command("shoot", no_args_is_help=True)(shoot)
+app.command("fight", no_args_is_help=True)(fight)
 app.add_typer(profiles_app, name="profiles")
 
 

@@ -1,50 +1,35 @@
-"""``mathhammer shoot WEAPON --target TARGET``."""
+"""``mathhammer shoot WEAPON --target TARGET`` and ``mathhammer fight WEAPON --target TARGET``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ..model import Context, Matchup, RerollPolicy, RulesVersion
+from ..model import CommandReroll, RulesVersion
 from ..render import OutputFormat
 from . import options as o
 from ._io import emit_json, emit_view, handle_errors, warn
 
+WeaponArg = Annotated[str, typer.Argument(help="Weapon: a profile name (e.g. railgun), a unit with one such weapon, or inline like 'A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]'.")]
 
-@handle_errors
-def shoot(
-    weapon: Annotated[str, typer.Argument(help="Weapon: a profile name (e.g. railgun), a unit with one ranged weapon, or inline like 'A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]'.")],
-    target: o.TargetOpt,
-    models: o.ModelsOpt = 1,
-    target_models: o.TargetModelsOpt = None,
-    trials: o.TrialsOpt = 1_000_000,
-    seed: o.SeedOpt = None,
-    fmt: o.FormatOpt = OutputFormat.TABLE,
-    cover: o.CoverOpt = False,
-    hit_mod: o.HitModOpt = 0,
-    wound_mod: o.WoundModOpt = 0,
-    save_mod: o.SaveModOpt = 0,
-    reroll_hits: o.RerollHitsOpt = RerollPolicy.NONE,
-    reroll_wounds: o.RerollWoundsOpt = RerollPolicy.NONE,
-    rules: o.RulesOpt = RulesVersion.CURRENT,
-    threads: o.ThreadsOpt = None,
-    profiles: o.ProfilesOpt = None,
-) -> None:
-    """What does this weapon do to that target? Mean, spread, histogram, models destroyed."""
+
+def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: bool, run: dict[str, Any],
+            flags: dict[str, Any], mods: dict[str, Any], profiles: Any) -> None:
+    """The shared body: resolve profiles, merge modifiers, analyse, render."""
     from ..engine import analyse
     from ..engine.montecarlo import check_trials
+    from ..model import Matchup
     from ..profiles import load_library
-    from ..resolve import resolve_target, resolve_weapon
+    from ..resolve import build_context, resolve_target, resolve_weapon
 
-    check_trials(trials)
+    check_trials(run["trials"])
     lib = load_library(profiles or ())
-    w, unit = resolve_weapon(lib, weapon)
-    t, notes = resolve_target(lib, target, models=target_models)
-    ctx = Context(firing_models=models, cover=cover, hit_mod=hit_mod, wound_mod=wound_mod, save_mod=save_mod,
-                  reroll_hits=reroll_hits, reroll_wounds=reroll_wounds, rules=rules)
-    result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), trials=trials, seed=seed,
-                     threads=threads, notes=notes)
+    w, unit = resolve_weapon(lib, weapon, melee=melee)
+    t, target_unit, notes = resolve_target(lib, target, models=run["target_models"])
+    ctx, merged = build_context({**mods, **flags, "melee": melee}, weapon=w, attacker=unit, target_unit=target_unit)
+    result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), trials=run["trials"], seed=run["seed"],
+                     threads=run["threads"], notes=notes, merged=merged)
     for message in result.provenance["warnings"]:
         warn(message)
     if fmt is OutputFormat.JSON:
@@ -54,4 +39,87 @@ def shoot(
     else:
         from ..render.rich_view import result_view
 
-        emit_view(result_view(result))
+        emit_view(result_view(result, explain=explain))
+
+
+@handle_errors
+def shoot(
+    weapon: WeaponArg,
+    target: o.TargetOpt,
+    models: o.ModelsOpt = 1,
+    target_models: o.TargetModelsOpt = None,
+    trials: o.TrialsOpt = 1_000_000,
+    seed: o.SeedOpt = None,
+    fmt: o.FormatOpt = OutputFormat.TABLE,
+    explain: o.ExplainOpt = False,
+    cover: o.CoverOpt = False,
+    half_range: o.HalfRangeOpt = False,
+    stationary: o.StationaryOpt = False,
+    not_visible: o.NotVisibleOpt = False,
+    overwatch: o.OverwatchOpt = False,
+    charged: o.ChargedOpt = False,
+    hit_mod: o.HitModOpt = None,
+    wound_mod: o.WoundModOpt = None,
+    save_mod: o.SaveModOpt = None,
+    damage_mod: o.DamageModOpt = None,
+    bs_improve: o.BsImproveOpt = None,
+    ap_improve: o.ApImproveOpt = None,
+    crit_hit: o.CritHitOpt = None,
+    crit_wound: o.CritWoundOpt = None,
+    reroll_hits: o.RerollHitsOpt = None,
+    reroll_wounds: o.RerollWoundsOpt = None,
+    reroll_damage: o.RerollDamageOpt = None,
+    reroll_saves: o.RerollSavesOpt = None,
+    command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
+    rules: o.RulesOpt = RulesVersion.CURRENT,
+    threads: o.ThreadsOpt = None,
+    profiles: o.ProfilesOpt = None,
+) -> None:
+    """What does this ranged weapon do to that target? Mean, spread, histogram, models destroyed."""
+    _attack(False, weapon, target, fmt, explain,
+            {"trials": trials, "seed": seed, "threads": threads, "target_models": target_models},
+            {"firing_models": models, "cover": cover, "half_range": half_range, "stationary": stationary,
+             "not_visible": not_visible, "overwatch": overwatch, "charged": charged,
+             "command_reroll": command_reroll, "rules": rules},
+            {"hit_mod": hit_mod, "wound_mod": wound_mod, "save_mod": save_mod, "damage_mod": damage_mod,
+             "bs_improve": bs_improve, "ap_improve": ap_improve, "crit_hit": crit_hit, "crit_wound": crit_wound,
+             "reroll_hits": reroll_hits, "reroll_wounds": reroll_wounds, "reroll_damage": reroll_damage,
+             "reroll_saves": reroll_saves}, profiles)
+
+
+@handle_errors
+def fight(
+    weapon: WeaponArg,
+    target: o.TargetOpt,
+    models: o.ModelsOpt = 1,
+    target_models: o.TargetModelsOpt = None,
+    trials: o.TrialsOpt = 1_000_000,
+    seed: o.SeedOpt = None,
+    fmt: o.FormatOpt = OutputFormat.TABLE,
+    explain: o.ExplainOpt = False,
+    charged: o.ChargedOpt = False,
+    hit_mod: o.HitModOpt = None,
+    wound_mod: o.WoundModOpt = None,
+    save_mod: o.SaveModOpt = None,
+    damage_mod: o.DamageModOpt = None,
+    bs_improve: Annotated[int | None, typer.Option("--ws-improve", "--bs-improve", help="Improve WS by N (characteristic change, not capped; negative worsens).")] = None,
+    ap_improve: o.ApImproveOpt = None,
+    crit_hit: o.CritHitOpt = None,
+    crit_wound: o.CritWoundOpt = None,
+    reroll_hits: o.RerollHitsOpt = None,
+    reroll_wounds: o.RerollWoundsOpt = None,
+    reroll_damage: o.RerollDamageOpt = None,
+    reroll_saves: o.RerollSavesOpt = None,
+    command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
+    rules: o.RulesOpt = RulesVersion.CURRENT,
+    threads: o.ThreadsOpt = None,
+    profiles: o.ProfilesOpt = None,
+) -> None:
+    """What does this melee weapon do to that target? WS, no cover, ranged-only invulnerable saves ignored."""
+    _attack(True, weapon, target, fmt, explain,
+            {"trials": trials, "seed": seed, "threads": threads, "target_models": target_models},
+            {"firing_models": models, "charged": charged, "command_reroll": command_reroll, "rules": rules},
+            {"hit_mod": hit_mod, "wound_mod": wound_mod, "save_mod": save_mod, "damage_mod": damage_mod,
+             "bs_improve": bs_improve, "ap_improve": ap_improve, "crit_hit": crit_hit, "crit_wound": crit_wound,
+             "reroll_hits": reroll_hits, "reroll_wounds": reroll_wounds, "reroll_damage": reroll_damage,
+             "reroll_saves": reroll_saves}, profiles)

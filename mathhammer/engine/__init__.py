@@ -17,7 +17,7 @@ __all__ = ["analyse"]
 
 
 def analyse(matchup: Matchup, *, trials: int = 1_000_000, seed: int | None = None,
-            threads: int | None = None, notes: tuple[str, ...] = ()) -> DamageResult:
+            threads: int | None = None, notes: tuple[str, ...] = (), merged: tuple[str, ...] = ()) -> DamageResult:
     """Compile ``matchup`` and simulate it.
 
     Args:
@@ -26,6 +26,7 @@ def analyse(matchup: Matchup, *, trials: int = 1_000_000, seed: int | None = Non
         seed: None draws one; the result records it.
         threads: numba threads; results do not depend on it.
         notes: warnings gathered while building the matchup, kept with the result.
+        merged: explain lines of the profile modifiers merged into the context.
     """
     from . import montecarlo
 
@@ -35,8 +36,11 @@ def analyse(matchup: Matchup, *, trials: int = 1_000_000, seed: int | None = Non
         "attacker": describe.attacker_dict(matchup),
         "target": describe.target_dict(matchup.target),
         "context": describe.context_dict(matchup.context),
-        "thresholds": compiled.thresholds.to_dict(),
-        "warnings": list(notes) + list(compiled.thresholds.warnings),
+        "thresholds": compiled.plan.to_dict(),
+        "explain": list(merged) + list(compiled.plan.explain),
+        "warnings": list(notes) + list(compiled.plan.warnings),
+        "rules": matchup.context.rules.value,
+        "attacker_known": matchup.attacker is not None,
         "matchup": matchup,
     }
     return replace(result, provenance=provenance)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..codes import Flag, Param, StageCount
 from ..compile import KernelInputs
 from ..errors import InputError
 from ..result import DamageResult, Distribution
@@ -69,7 +70,8 @@ def _announce_compile(kernel: Any, args: tuple[object, ...]) -> None:
     print("compiling kernels (first run only)…", file=sys.stderr, flush=True)
 
 
-def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: int | None = None) -> DamageResult:
+def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: int | None = None,
+        stages: bool = True) -> DamageResult:
     """Simulate ``trials`` attack sequences.
 
     Args:
@@ -77,6 +79,7 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
         trials: number of trials, 1..MAX_TRIALS.
         seed: None draws one (and records it).
         threads: numba threads (None: all cores); the result does not depend on it.
+        stages: also count the per-stage breakdown (costs about a fifth of the speed).
     """
     check_trials(trials)
     if seed is None:
@@ -93,14 +96,30 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
         numba.set_num_threads(threads)
     sizes = chunk_plan(trials)
     seeds = chunk_seeds(seed, sizes.size)
-    out_damage = np.zeros((sizes.size, inputs.damage_max + 1), dtype=np.int64)
-    out_models = np.zeros((sizes.size, inputs.target_models + 1), dtype=np.int64)
-    args = (inputs.stages, inputs.rolls, inputs.roll_maps, inputs.params, seeds, sizes, out_damage, out_models)
+    n = sizes.size
+    firing = int(inputs.params[Param.FIRING_MODELS])
+    out_damage = np.zeros((n, inputs.damage_max + 1), dtype=np.int64)
+    out_models = np.zeros((n, inputs.target_models + 1), dtype=np.int64)
+    out_stages = np.zeros((n, int(inputs.stage_offsets[-1])), dtype=np.int64)
+    out_hazard = np.zeros((n, inputs.hazard_max + 1), dtype=np.int64)
+    out_hazard_models = np.zeros((n, firing + 1), dtype=np.int64)
+    params = inputs.params.copy()
+    if stages:
+        params[Param.FLAGS] |= Flag.STAGES
+    args = (inputs.stages, inputs.rolls, inputs.roll_maps, inputs.roll_flags, params, seeds, sizes,
+            out_damage, out_models, inputs.stage_offsets, out_stages, out_hazard, out_hazard_models)
     _announce_compile(simulate_chunks, args)
     start = time.perf_counter()
     simulate_chunks(*args)
     seconds = time.perf_counter() - start
+    stage_counts = out_stages.sum(axis=0)
+    off = inputs.stage_offsets
+    breakdown = {name.lower(): Distribution.from_counts(stage_counts[off[i]:off[i + 1]])
+                 for i, name in enumerate(StageCount.__members__)} if stages else {}
+    hazardous = bool(inputs.params[Param.FLAGS] & Flag.HAZARDOUS)
     return DamageResult(method="monte-carlo", trials=trials, seed=seed,
                         damage=Distribution.from_counts(out_damage.sum(axis=0)),
                         models_destroyed=Distribution.from_counts(out_models.sum(axis=0)),
-                        target_models=inputs.target_models, seconds=seconds)
+                        target_models=inputs.target_models, seconds=seconds, stages=breakdown,
+                        hazardous=Distribution.from_counts(out_hazard.sum(axis=0)) if hazardous else None,
+                        hazard_models=Distribution.from_counts(out_hazard_models.sum(axis=0)) if hazardous else None)

@@ -73,14 +73,58 @@ def _stats_line(d: Distribution, what: str) -> Text:
     return text
 
 
-def result_view(result: DamageResult) -> RenderableType:
-    """Everything the table format shows, top to bottom."""
+_STAGE_LABELS = {
+    "attacks": "attacks", "hits": "hits", "critical_hits": "  of them critical", "wounds": "wounds",
+    "critical_wounds": "  critical wounds", "lethal": "  lethal auto-wounds", "devastating": "  devastating",
+    "unsaved": "unsaved (failed saves)", "damage_before_fnp": "damage before Feel No Pain",
+    "damage_after_fnp": "damage after Feel No Pain",
+}
+
+
+def stages_table(result: DamageResult) -> Table:
+    """The per-stage breakdown: expected value and spread of each count."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", title="Stage by stage",
+                  title_justify="left", title_style="bold")
+    for col, just in (("", "left"), ("mean", "right"), ("sd", "right"), ("median", "right"), ("5–95%", "right")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    skip = set()
+    plan = result.provenance.get("thresholds", {})
+    if not plan.get("hit", {}).get("automatic") is False:
+        skip.add("critical_hits")
+    for name, label in _STAGE_LABELS.items():
+        d = result.stages.get(name)
+        if d is None or (name in skip) or (name in ("lethal", "devastating") and d.mean() == 0):
+            continue
+        if name == "damage_after_fnp" and not plan.get("damage", {}).get("feel_no_pain"):
+            continue
+        table.add_row(label, f"{d.mean():.3f}", f"{d.sd():.3f}", str(d.quantile(0.5)),
+                      f"{d.quantile(0.05)}–{d.quantile(0.95)}")
+    d = result.damage
+    table.add_row("wounds lost (after allocation)", f"{d.mean():.3f}", f"{d.sd():.3f}", str(d.quantile(0.5)),
+                  f"{d.quantile(0.05)}–{d.quantile(0.95)}")
+    return table
+
+
+def _hazard_lines(result: DamageResult) -> list[RenderableType]:
+    if result.hazardous is None:
+        return []
+    h = result.hazardous
+    text = Text("Hazardous: ", style="bold")
+    text.append(f"wounds lost by the attacking unit {h.mean():.3f} on average, P(any) {_pct(h.p_at_least(1))}")
+    lines: list[RenderableType] = [text]
+    if result.hazard_models is not None and result.provenance.get("attacker_known"):
+        lines.append(Text(f"  P(the attacking unit loses a model): {_pct(result.hazard_models.p_at_least(1))}"))
+    return lines + [Text("")]
+
+
+def result_view(result: DamageResult, *, explain: bool = False) -> RenderableType:
+    """Everything the table format shows, top to bottom (with ``explain``, every rule applied)."""
     prov: dict[str, Any] = result.provenance
     m = prov["matchup"]
     head = Text()
     who = f"{m.weapon.name}" + (f" ({m.weapon.unit})" if m.weapon.unit else "")
     head.append(who, style="bold")
-    head.append(f" ×{m.context.firing_models}  →  ")
+    head.append(f" ×{m.context.firing_models}  {'⚔' if m.context.melee else '→'}  ")
     head.append(m.target.name, style="bold")
     lines: list[RenderableType] = [
         head,
@@ -101,7 +145,14 @@ def result_view(result: DamageResult) -> RenderableType:
         p.append(_pct(result.p_destroy_unit()), style="bold red")
         lines.append(p)
         lines.append(Text(""))
+    if result.stages:
+        lines += [stages_table(result), Text("")]
+    lines += _hazard_lines(result)
+    if explain:
+        lines.append(Text("Explain", style="bold"))
+        lines += [Padding(Text(line), (0, 0, 0, 2), expand=False) for line in prov.get("explain", [])]
+        lines.append(Text(""))
     foot = f"{result.method}: {result.trials:,} trials, seed {result.seed}, {result.seconds:.2f} s" \
         if result.trials is not None else f"{result.method}, {result.seconds * 1000:.2f} ms"
-    lines.append(Text(foot, style="dim"))
+    lines.append(Text(foot + f" · rules: {prov.get('rules', 'current')}", style="dim"))
     return Group(*lines)
