@@ -153,6 +153,9 @@ class Weapon:
         where = f"weapon {self.name!r}"
         if self.skill is None and not self.has(Ability.TORRENT):
             raise ProfileError("BS/WS N/A is only valid with TORRENT", where=where, value="N/A")
+        if self.skill is not None and self.has(Ability.TORRENT):
+            raise ProfileError("a TORRENT weapon makes no Hit roll, so it has no BS/WS", where=where,
+                               value=f"{self.skill}+", hint="write BS N/A (or BS -)")
         if self.skill is not None and not 2 <= self.skill <= 6:
             raise ProfileError("BS/WS must be 2+ to 6+", where=where, value=f"{self.skill}+")
         if self.strength < 1:

@@ -181,7 +181,7 @@ def parse_target(text: str, *, name: str = "") -> Target:
     for key, word in (("T", "toughness"), ("SV", "save"), ("W", "wounds")):
         if key not in kv:
             raise ProfileError(f"missing {key} ({word})", where=what, value=text.strip())
-    save = 7 if kv["SV"] in ("-", "N/A") else _plus("SV", kv["SV"], what)
+    save = 7 if kv["SV"] in ("-", "N/A") else _plus("SV", kv["SV"], what, hi=7)
     words = [_normal(k) if not k.strip().startswith("-") else "-" + _normal(k) for k in items]
     abilities = {w for w in words if w in _TARGET_ABILITIES}
     return Target(name=name or "inline target", toughness=_int("T", kv["T"], what), save=save,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -208,3 +209,132 @@ def test_bad_yaml_in_user_folder(tmp_path: Path) -> None:
 def test_python_dash_m() -> None:
     out = subprocess.run([sys.executable, "-m", "mathhammer", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == f"mathhammer {__version__}"
+
+
+# --- issue 3: every option, fight, explain, stages, hazardous --------------------------------
+
+def _json(*args: str) -> dict:
+    r = run(*args, "-f", "json", "--trials", "20000", "--seed", "3")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize(("args", "path", "expected"), [
+    (["--half-range"], ("thresholds", "damage", "values"), [3, 4, 5, 6, 7, 8]),
+    (["--stationary"], ("thresholds", "hit", "needed"), 3),
+    (["--charged"], ("thresholds", "wound", "needed"), 3),
+    (["--bs-improve", "1"], ("thresholds", "hit", "needed"), 3),
+    (["--ap-improve", "1"], ("thresholds", "save", "needed"), 6),
+    (["--crit-hit", "5"], ("thresholds", "hit", "critical_on"), 5),
+    (["--crit-wound", "5"], ("thresholds", "wound", "critical_on"), 5),
+    (["--damage-mod", "1"], ("thresholds", "damage", "values"), [2, 3, 4, 5, 6, 7]),
+    (["--damage-mod", "-1"], ("thresholds", "damage", "values"), [1, 2, 3, 4, 5]),
+    (["--reroll-damage", "ones"], ("thresholds", "damage", "reroll"), "ones"),
+    (["--reroll-saves", "failed"], ("thresholds", "save", "reroll"), "failed"),
+    (["--reroll-hits", "non-crit"], ("thresholds", "hit", "reroll"), "non-crit"),
+    (["--reroll-wounds", "best"], ("thresholds", "wound", "reroll"), "best"),
+    (["--rules", "2023"], ("thresholds", "damage", "devastating_excess"), "spills"),
+])
+def test_each_option_reaches_the_thresholds(args: list[str], path: tuple[str, ...], expected: object) -> None:
+    d = _json("shoot", "A2 BS4+ S6 AP-1 D D6 [HEAVY, LANCE, MELTA 2, DEVASTATING WOUNDS]", "-t", "T6 SV4+ W3 MODELS5", *args)
+    node = d
+    for key in path:
+        node = node[key]
+    assert node == expected
+
+
+def test_not_visible_with_indirect_fire() -> None:
+    d = _json("shoot", "A3 BS3+ S5 AP0 D1 [INDIRECT FIRE]", "-t", "T4 SV4+ W1 MODELS10", "--not-visible")
+    assert d["thresholds"]["hit"]["needed"] == 4 and d["thresholds"]["save"]["cover"] == "applied"
+
+
+def test_overwatch() -> None:
+    d = _json("shoot", "A10 BS3+ S4 AP0 D1", "-t", "T4 SV7+ W1 MODELS20", "--overwatch")
+    assert d["thresholds"]["hit"]["overwatch"] is True
+    assert abs(d["stages"]["hits"]["mean"] - 10 / 6) < 5 * math.sqrt(10 * 5 / 36 / 20000)
+
+
+def test_command_reroll_option() -> None:
+    d = _json("shoot", "railgun", "-t", "knight", "--command-reroll", "hit")
+    assert any("R-3.7" in line for line in d["explain"])
+
+
+def test_fight_command_melee_profile() -> None:
+    d = _json("fight", "A4 WS3+ S6 AP-1 D2 [LANCE]", "-t", "T11 SV3+ W26 INV5+ [TITANIC]", "--charged")
+    assert d["attacker"]["weapon"]["type"] == "melee" and d["thresholds"]["wound"]["needed"] == 4
+
+
+def test_fight_ignores_ranged_only_invulnerable() -> None:
+    d = _json("fight", "knight paladin/reaper chainsword - strike", "-t", "knight")
+    assert d["thresholds"]["save"]["kind"] == "armour" and d["thresholds"]["save"]["needed"] == 7 or \
+        d["thresholds"]["save"]["kind"] == "none"
+
+
+def test_fight_unit_name_uses_its_only_melee_weapon() -> None:
+    assert _json("fight", "armiger helverin", "-t", "intercessors")["attacker"]["weapon"]["name"] == "Armoured feet"
+
+
+def test_explain_in_table_and_json() -> None:
+    r = run("shoot", "railgun", "-t", "knight", "--explain", "--trials", "1000", "--seed", "1")
+    assert r.exit_code == 0 and "Explain" in r.stdout and "R-6" in r.stdout
+    d = _json("shoot", "railgun", "-t", "knight")
+    assert isinstance(d["explain"], list) and any(line.startswith("R-5.1") for line in d["explain"])
+
+
+def test_stages_in_table_and_json() -> None:
+    r = run("shoot", "railgun", "-t", "knight", "--trials", "1000", "--seed", "1")
+    assert "Stage by stage" in r.stdout and "devastating" in r.stdout
+    d = _json("shoot", "railgun", "-t", "knight")
+    for key in ("attacks", "hits", "critical_hits", "wounds", "critical_wounds", "lethal", "devastating", "unsaved",
+                "damage_before_fnp", "damage_after_fnp"):
+        assert {"mean", "sd", "sem", "median", "distribution"} <= set(d["stages"][key])
+
+
+def test_hazardous_block() -> None:
+    d = _json("shoot", "hammerhead/ion cannon - overcharge", "-t", "intercessors")
+    h = d["hazardous"]
+    assert {"mean", "sd", "distribution", "p_lose_model", "models_lost"} <= set(h)
+    assert abs(h["mean"] - 0.5) < 5 * math.sqrt(1.25) / math.sqrt(20000)  # 3 * Binomial(1, 1/6)
+    assert d["hazardous"]["p_lose_model"] == 0.0  # a W14 Hammerhead never dies to 3 mortal wounds
+    assert _json("shoot", "railgun", "-t", "knight")["hazardous"] is None
+
+
+def test_hazardous_inline_weapon_has_no_models_lost() -> None:
+    d = _json("shoot", "A1 BS3+ S8 AP-3 D3 [HAZARDOUS]", "-n", "5", "-t", "knight")
+    assert "models_lost" not in d["hazardous"]
+    assert abs(d["hazardous"]["mean"] - 2.5) < 5 * math.sqrt(5 * 9 * 5 / 36) / math.sqrt(20000)
+
+
+def test_profile_modifiers_merge_and_cli_wins(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text(
+        "schema: 1\nunits:\n  - name: Sharp Shooters\n    models: [{name: s, count: 5, T: 4, Sv: 3, W: 2}]\n"
+        "    modifiers: {reroll_hits: ones}\n    weapons:\n"
+        "      - {name: Sharp gun, range: 24, A: '2', BS: 3, S: 4, AP: -1, D: '1', abilities: []}\n"
+        "  - name: Sneaky Targets\n    models: [{name: t, count: 5, T: 4, Sv: 4, W: 1}]\n    abilities: [STEALTH]\n"
+        "    modifiers: {save_mod: 1}\n")
+    d = _json("shoot", "sharp gun", "-t", "sneaky targets", "--profiles", str(tmp_path))
+    assert d["thresholds"]["hit"]["reroll"] == "ones" and d["thresholds"]["hit"]["needed"] == 4  # STEALTH
+    assert d["thresholds"]["save"]["needed"] == 4  # AP-1 and +1: net 0
+    assert any("reroll-hits ones from unit Sharp Shooters" in line for line in d["explain"])
+    d = _json("shoot", "sharp gun", "-t", "sneaky targets", "--profiles", str(tmp_path), "--reroll-hits", "failed")
+    assert d["thresholds"]["hit"]["reroll"] == "failed"
+    assert any("--reroll-hits failed overrides ones" in line for line in d["explain"])
+
+
+ERRORS_3 = [
+    (["shoot", "A1 WS3+ S4 AP0 D1", "-t", "knight"], "melee weapon", "mathhammer fight"),
+    (["fight", "railgun", "-t", "knight"], "ranged weapon", "mathhammer shoot"),
+    (["shoot", "A D6 BS4+ S4 AP0 D1 [TORRENT]", "-t", "knight"], "TORRENT weapon makes no Hit roll", "BS N/A"),
+    (["shoot", "A1 BS4+ S4 AP0 D1 [ANTI-VEHICLE]", "-t", "knight"], "ANTI needs a keyword and a threshold", ""),
+    (["shoot", "A1 BS4+ S4 AP0 D1 [ANTI 4+]", "-t", "knight"], "ANTI needs a keyword and a threshold", ""),
+    (["shoot", "railgun", "-t", "knight", "--crit-hit", "1"], "Error: --crit-hit: a critical threshold must be 2 to 6", "(got 1)"),
+    (["shoot", "railgun", "-t", "knight", "--overwatch"], "cannot target a TITANIC unit", ""),
+    (["shoot", "railgun", "-t", "knight", "--not-visible"], "INDIRECT FIRE", ""),
+]
+
+
+@pytest.mark.parametrize(("args", "first", "more"), ERRORS_3)
+def test_issue3_bad_input(args: list[str], first: str, more: str) -> None:
+    r = run(*args)
+    assert r.exit_code == 1, r.output
+    assert first in r.stderr.splitlines()[0] and more in r.stderr and "Traceback" not in r.stderr
