@@ -36,8 +36,11 @@ def target_dict(t: Target) -> dict[str, Any]:
 
 def context_dict(c: Context) -> dict[str, Any]:
     """The JSON ``context`` object: options as requested (the applied values are in thresholds)."""
-    return {"cover": c.cover, "hit_mod": c.hit_mod, "wound_mod": c.wound_mod, "save_mod": c.save_mod,
-            "reroll_hits": c.reroll_hits.value, "reroll_wounds": c.reroll_wounds.value, "rules": c.rules.value}
+    out: dict[str, Any] = {}
+    for name in c.__slots__:  # type: ignore[attr-defined]
+        value = getattr(c, name)
+        out[name] = getattr(value, "value", value)
+    return out
 
 
 def weapon_line(w: Weapon) -> str:

@@ -108,6 +108,16 @@ class DamageResult:
         """P(every model of the target is destroyed)."""
         return self.models_destroyed.p_at_least(self.target_models)
 
+    def _both_dict(self, writer: dict[str, str]) -> dict[str, Any]:
+        """With ``method`` both: the Monte Carlo estimates and the ``agreement`` object."""
+        mc = self.provenance.get("monte_carlo")
+        if mc is None:
+            return {}
+        return {"monte_carlo": {"trials": mc.trials, "seed": mc.seed, "damage": mc.damage.to_dict(),
+                                "models_destroyed": mc.models_destroyed.to_dict(), "p_destroy_unit": mc.p_destroy_unit(),
+                                "simulate_seconds": mc.seconds},
+                "agreement": self.provenance["agreement"].to_dict()}
+
     def _hazard_dict(self) -> dict[str, Any] | None:
         """The ``hazardous`` stat block: wounds the firing unit loses to Hazardous tests, and
         (when its profile is known) the chance it loses a model."""
@@ -139,6 +149,7 @@ class DamageResult:
             "stages": {name: d.to_dict() for name, d in self.stages.items()},
             "hazardous": self._hazard_dict(),
             "explain": list(prov.get("explain", [])),
+            **self._both_dict(writer),
             "warnings": list(prov.get("warnings", [])),
-            "timing": {"simulate_seconds": self.seconds},
+            "timing": {"compute_seconds": self.seconds},
         }

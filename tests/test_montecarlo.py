@@ -118,3 +118,114 @@ def test_monte_carlo_matches_exact(name: str) -> None:
     mutant = replace(s, **mutation)
     caught, why_mutant = _agrees(r.damage, r.models_destroyed, mutant)
     assert not caught, f"the check could not tell {mutation} apart: {why_mutant}"
+
+
+# --- issue 3: abilities, situations, re-rolls, Command Re-roll, rules versions -------------
+CASES_3: dict[str, tuple[Scenario, dict]] = {
+    "R_2_3_crit_hit_5_sustained": (MC(attacks="3", bs=4, crit_hit=5, sustained="1", save=5), {"crit_hit": 6}),
+    "R_2_5_heavy_stationary": (MC(attacks="3", bs=4, heavy_stationary=True, save=5), {"heavy_stationary": False}),
+    "R_2_6_stealth": (MC(attacks="4", bs=3, stealth=True, save=6), {"stealth": False}),
+    "R_2_6_stealth_ignored_in_melee": (MC(attacks="4", bs=3, stealth=True, melee=True, save=6), {"bs": 4}),
+    "R_2_7_indirect_fire": (MC(attacks="4", bs=2, indirect=True, save=4), {"rules": "2023"}),
+    "R_2_7_indirect_fire_2023": (MC(attacks="4", bs=2, indirect=True, save=4, rules="2023"), {"indirect": False}),
+    "R_2_9_overwatch": (MC(attacks="6", bs=3, overwatch=True, sustained="1", save=7), {"overwatch": False}),
+    "R_0_4_bs_improve": (MC(attacks="3", bs=5, bs_improve=2, hit_mod=1, save=6), {"bs_improve": 1}),
+    "R_3_5_non_crit_fishing": (MC(attacks="3", bs=3, lethal=True, reroll_hits="non_crit", strength=4, toughness=12),
+                               {"reroll_hits": "failed"}),
+    "R_3_5_best_wounds": (MC(attacks="3", bs=3, strength=5, toughness=5, devastating=True, reroll_wounds="best",
+                             save=2, damage="2"), {"reroll_wounds": "failed"}),
+    "R_3_7_command_reroll_hit": (MC(attacks="2", bs=5, command_reroll="hit", strength=8, toughness=4), {"command_reroll": "none"}),
+    "R_3_7_command_reroll_wound": (MC(attacks="3", bs=3, command_reroll="wound", strength=4, toughness=8, save=5),
+                                   {"command_reroll": "none"}),
+    "R_3_7_command_reroll_save": (MC(attacks="3", bs=3, command_reroll="save", strength=6, toughness=4, save=3),
+                                  {"command_reroll": "none"}),
+    "R_3_7_command_reroll_damage": (MC(attacks="3", bs=3, strength=6, toughness=4, damage="D6", command_reroll="damage",
+                                       target_models=3, target_wounds=3), {"command_reroll": "none"}),
+    "R_3_7_command_reroll_attacks": (MC(attacks="D6", models_firing=2, bs=4, command_reroll="attacks", save=6),
+                                     {"command_reroll": "none"}),
+    "R_3_1_reroll_damage_ones": (MC(attacks="3", bs=3, damage="D6", reroll_damage="ones"), {"reroll_damage": "none"}),
+    "R_3_1_reroll_damage_below_average": (MC(attacks="3", bs=3, damage="D6+1", reroll_damage="below_average", fnp=6,
+                                             target_models=4, target_wounds=3), {"reroll_damage": "none"}),
+    "R_3_1_reroll_saves": (MC(attacks="4", bs=3, save=3, reroll_saves="failed"), {"reroll_saves": "ones"}),
+    "R_5_3_lance_charged": (MC(attacks="3", bs=3, melee=True, lance_charged=True, strength=6, toughness=6),
+                            {"lance_charged": False}),
+    "R_5_5_anti_feeds_devastating": (MC(attacks="3", bs=3, strength=4, toughness=10, anti=4, devastating=True, save=2,
+                                        damage="2"), {"anti": 5}),
+    "R_7_4_ap_improve": (MC(attacks="4", bs=3, save=3, ap_improve=1), {"ap_improve": 0}),
+    "R_7_1_ranged_only_invulnerable_in_melee": (MC(attacks="4", bs=3, melee=True, ap=-3, save=3, invuln=4,
+                                                   invuln_ranged_only=True, strength=5), {"melee": False}),
+    "R_8_2_melta": (MC(attacks="2", bs=3, strength=9, toughness=8, damage="D6", melta=2, target_models=2, target_wounds=5),
+                    {"melta": 0}),
+    "A5_half_damage_after_melta": (MC(attacks="2", bs=3, strength=9, toughness=8, damage="D6", melta=2, half_damage=True),
+                                   {"half_damage": False}),
+    "R_8_4_minus_one_damage": (MC(attacks="3", bs=3, strength=6, toughness=4, damage="D3", damage_reduction=1),
+                               {"damage_reduction": 0}),
+    "R_0_2_damage_mod": (MC(attacks="3", bs=3, strength=6, toughness=4, damage="D3", damage_mod=1), {"damage_mod": 0}),
+    "R_1_3_blast": (MC(attacks="D3", bs=4, blast=True, save=6, target_models=10, target_wounds=1), {"blast": False}),
+    "R_1_4_rapid_fire": (MC(attacks="1", models_firing=2, bs=3, rapid_fire="D3", save=5), {"rapid_fire": "0"}),
+    "R_6_4_devastating_spill_2023": (MC(attacks="2", bs=2, strength=8, toughness=4, devastating=True, crit_wound=4,
+                                        damage="D6", save=2, target_models=4, target_wounds=2, rules="2023"),
+                                     {"rules": "current"}),
+}
+
+
+def _check(name: str, s: Scenario, mutation: dict) -> None:
+    inputs = compile_matchup(matchup(s)).inputs
+    r = montecarlo.run(inputs, trials=N, seed=sum(map(ord, name)))
+    ok, why = _agrees(r.damage, r.models_destroyed, s)
+    assert ok, why
+    caught, why_mutant = _agrees(r.damage, r.models_destroyed, replace(s, **mutation))
+    assert not caught, f"the check could not tell {mutation} apart: {why_mutant}"
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("name", sorted(CASES_3))
+def test_issue3_monte_carlo_matches_exact(name: str) -> None:
+    _check(name, *CASES_3[name])
+
+
+STAGE_CASES = {
+    "everything": MC(attacks="2", bs=3, reroll_hits="ones", sustained="D3", lethal=True, strength=5, toughness=5,
+                     twin_linked=True, devastating=True, ap=-1, save=3, damage="D3", fnp=5, target_models=2,
+                     target_wounds=2),
+    "torrent_blast": MC(attacks="D3", bs=None, blast=True, strength=4, toughness=4, save=5, damage="1",
+                        target_models=5, target_wounds=1),
+    "command_wound": MC(attacks="2", bs=3, command_reroll="wound", strength=4, toughness=5, save=4, damage="2",
+                        target_models=2, target_wounds=2),
+}
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("name", sorted(STAGE_CASES))
+def test_stage_breakdown_matches_exact(name: str) -> None:
+    s = STAGE_CASES[name]
+    r = montecarlo.run(compile_matchup(matchup(s)).inputs, trials=N, seed=sum(map(ord, name)))
+    exact = oracles.stage_distributions(s)
+    for key, dist in exact.items():
+        ex = _pmf(dist)
+        gap = _gap(r.stages[key].probabilities, ex)
+        assert gap <= DKW, f"{key}: CDF gap {gap:.5f} > {DKW:.5f}"
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize(("tests", "wounds", "fnp"), [(5, 1, None), (3, 2, 5), (2, 4, None)])
+def test_R_9_7_hazardous_matches_exact(tests: int, wounds: int, fnp: int | None) -> None:
+    from mathhammer.model import Unit, ModelStats
+    from mathhammer.notation import parse_target, parse_weapon
+    from mathhammer.model import Context, Matchup
+
+    attacker = Unit(name="gunners", models=(ModelStats(name="g", count=tests, toughness=4, save=3, wounds=wounds),),
+                    feel_no_pain=fnp)
+    m = Matchup(weapon=parse_weapon("A1 BS3+ S8 AP-3 D2 [HAZARDOUS]"), target=parse_target("T4 SV3+ W2 MODELS5"),
+                context=Context(firing_models=tests), attacker=attacker)
+    r = montecarlo.run(compile_matchup(m).inputs, trials=N, seed=tests * 100 + wounds)
+    joint = oracles.hazardous_distribution(tests, wounds, tests, fnp)
+    lost: dict[int, Fraction] = {}
+    dead: dict[int, Fraction] = {}
+    for (w, d), p in joint.items():
+        lost[w] = lost.get(w, Fraction(0)) + p
+        dead[d] = dead.get(d, Fraction(0)) + p
+    assert _gap(r.hazardous.probabilities, _pmf(lost)) <= DKW
+    assert _gap(r.hazard_models.probabilities, _pmf(dead)) <= DKW
+    mu = float(oracles.mean(lost))
+    assert abs(r.hazardous.mean() - mu) <= 5 * math.sqrt(float(oracles.variance(lost)) / N)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..model import CommandReroll, DamageReroll, RerollPolicy, RulesVersion, SaveReroll
+from ..engine import Method
 from ..render import OutputFormat
 
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output: table or json.")]
@@ -38,4 +39,6 @@ RerollSavesOpt = Annotated[SaveReroll | None, typer.Option("--reroll-saves", hel
 CommandRerollOpt = Annotated[CommandReroll, typer.Option("--command-reroll", help="Command Re-roll (one die per attack sequence): none, hit, wound, damage, save or attacks.")]
 RulesOpt = Annotated[RulesVersion, typer.Option("--rules", help="Core rules text: current (default) or 2023.")]
 ExplainOpt = Annotated[bool, typer.Option("--explain", help="List every rule applied (with its id) and every modifier as requested and as applied.")]
+ExactOpt = Annotated[bool, typer.Option("--exact", help="Exact distributions instead of Monte Carlo (same as --method exact).")]
+MethodOpt = Annotated[Method | None, typer.Option("--method", help="monte-carlo (default), exact, or both (with an agreement check; exit code 3 when they disagree).")]
 ProfilesOpt = Annotated[list[Path] | None, typer.Option("--profiles", help="Extra folder of profile YAML files (repeatable); also $MATHHAMMER_PROFILES.")]

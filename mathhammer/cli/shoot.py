@@ -9,9 +9,18 @@ import typer
 from ..model import CommandReroll, RulesVersion
 from ..render import OutputFormat
 from . import options as o
-from ._io import emit_json, emit_view, handle_errors, warn
+from ..engine import Method
+from ..errors import InputError
+from ._io import ExitCode, emit_json, emit_view, handle_errors, warn
 
 WeaponArg = Annotated[str, typer.Argument(help="Weapon: a profile name (e.g. railgun), a unit with one such weapon, or inline like 'A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]'.")]
+
+
+def _method(exact: bool, method: Method | None) -> Method:
+    if exact and method not in (None, Method.EXACT):
+        raise InputError("--exact means --method exact", where="--method", value=method.value if method else None,
+                         hint="give one of them")
+    return Method.EXACT if exact else (method or Method.MONTE_CARLO)
 
 
 def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: bool, run: dict[str, Any],
@@ -28,8 +37,8 @@ def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: b
     w, unit = resolve_weapon(lib, weapon, melee=melee)
     t, target_unit, notes = resolve_target(lib, target, models=run["target_models"])
     ctx, merged = build_context({**mods, **flags, "melee": melee}, weapon=w, attacker=unit, target_unit=target_unit)
-    result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), trials=run["trials"], seed=run["seed"],
-                     threads=run["threads"], notes=notes, merged=merged)
+    result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), method=run["method"],
+                     trials=run["trials"], seed=run["seed"], threads=run["threads"], notes=notes, merged=merged)
     for message in result.provenance["warnings"]:
         warn(message)
     if fmt is OutputFormat.JSON:
@@ -40,6 +49,9 @@ def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: b
         from ..render.rich_view import result_view
 
         emit_view(result_view(result, explain=explain))
+    agreement = result.provenance.get("agreement")
+    if agreement is not None and not agreement.agrees:
+        raise typer.Exit(ExitCode.DISAGREE)
 
 
 @handle_errors
@@ -52,6 +64,8 @@ def shoot(
     seed: o.SeedOpt = None,
     fmt: o.FormatOpt = OutputFormat.TABLE,
     explain: o.ExplainOpt = False,
+    exact: o.ExactOpt = False,
+    method: o.MethodOpt = None,
     cover: o.CoverOpt = False,
     half_range: o.HalfRangeOpt = False,
     stationary: o.StationaryOpt = False,
@@ -77,7 +91,8 @@ def shoot(
 ) -> None:
     """What does this ranged weapon do to that target? Mean, spread, histogram, models destroyed."""
     _attack(False, weapon, target, fmt, explain,
-            {"trials": trials, "seed": seed, "threads": threads, "target_models": target_models},
+            {"trials": trials, "seed": seed, "threads": threads, "target_models": target_models,
+             "method": _method(exact, method)},
             {"firing_models": models, "cover": cover, "half_range": half_range, "stationary": stationary,
              "not_visible": not_visible, "overwatch": overwatch, "charged": charged,
              "command_reroll": command_reroll, "rules": rules},
@@ -97,6 +112,8 @@ def fight(
     seed: o.SeedOpt = None,
     fmt: o.FormatOpt = OutputFormat.TABLE,
     explain: o.ExplainOpt = False,
+    exact: o.ExactOpt = False,
+    method: o.MethodOpt = None,
     charged: o.ChargedOpt = False,
     hit_mod: o.HitModOpt = None,
     wound_mod: o.WoundModOpt = None,
@@ -117,7 +134,8 @@ def fight(
 ) -> None:
     """What does this melee weapon do to that target? WS, no cover, ranged-only invulnerable saves ignored."""
     _attack(True, weapon, target, fmt, explain,
-            {"trials": trials, "seed": seed, "threads": threads, "target_models": target_models},
+            {"trials": trials, "seed": seed, "threads": threads, "target_models": target_models,
+             "method": _method(exact, method)},
             {"firing_models": models, "charged": charged, "command_reroll": command_reroll, "rules": rules},
             {"hit_mod": hit_mod, "wound_mod": wound_mod, "save_mod": save_mod, "damage_mod": damage_mod,
              "bs_improve": bs_improve, "ap_improve": ap_improve, "crit_hit": crit_hit, "crit_wound": crit_wound,

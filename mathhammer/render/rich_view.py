@@ -145,6 +145,13 @@ def result_view(result: DamageResult, *, explain: bool = False) -> RenderableTyp
         p.append(_pct(result.p_destroy_unit()), style="bold red")
         lines.append(p)
         lines.append(Text(""))
+    mc = prov.get("monte_carlo")
+    if mc is not None:
+        agreement = prov["agreement"]
+        line = Text("Monte Carlo check: ", style="bold")
+        line.append(f"damage {mc.damage.mean():.3f} ± {mc.damage.sem():.3f}, P(destroy unit) {_pct(mc.p_destroy_unit())} "
+                    f"({mc.trials:,} trials, seed {mc.seed}, {mc.seconds:.2f} s)")
+        lines += [line, Text(agreement.line(), style="green" if agreement.agrees else "bold red"), Text("")]
     if result.stages:
         lines += [stages_table(result), Text("")]
     lines += _hazard_lines(result)
@@ -152,7 +159,9 @@ def result_view(result: DamageResult, *, explain: bool = False) -> RenderableTyp
         lines.append(Text("Explain", style="bold"))
         lines += [Padding(Text(line), (0, 0, 0, 2), expand=False) for line in prov.get("explain", [])]
         lines.append(Text(""))
-    foot = f"{result.method}: {result.trials:,} trials, seed {result.seed}, {result.seconds:.2f} s" \
-        if result.trials is not None else f"{result.method}, {result.seconds * 1000:.2f} ms"
+    if result.method == "monte-carlo":
+        foot = f"monte-carlo: {result.trials:,} trials, seed {result.seed}, {result.seconds:.2f} s"
+    else:
+        foot = f"exact: {result.seconds * 1000:.2f} ms"
     lines.append(Text(foot + f" · rules: {prov.get('rules', 'current')}", style="dim"))
     return Group(*lines)

@@ -1,0 +1,73 @@
+"""Does a Monte Carlo estimate agree with the exact distribution? (issue #4)
+
+Bounds, both failing by chance about once in a million runs:
+- mean: |mean_mc - mean_exact| <= 5 standard errors, SE = sd_exact / sqrt(N);
+- distribution: max_k |F_mc(k) - F_exact(k)| <= sqrt(ln(2 / 1e-6) / (2N)) (the DKW inequality).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..result import Distribution
+
+__all__ = ["MEAN_BOUND_SE", "Agreement", "compare", "dkw_bound"]
+
+MEAN_BOUND_SE = 5.0
+DKW_ALPHA = 1e-6
+
+
+def dkw_bound(trials: int, alpha: float = DKW_ALPHA) -> float:
+    """The DKW bound on the largest CDF gap of an N-sample empirical distribution."""
+    return math.sqrt(math.log(2 / alpha) / (2 * trials))
+
+
+def _cdf_gap(a: Distribution, b: Distribution) -> float:
+    n = max(a.probabilities.size, b.probabilities.size)
+    pa = np.pad(a.probabilities, (0, n - a.probabilities.size))
+    pb = np.pad(b.probabilities, (0, n - b.probabilities.size))
+    return float(np.abs(np.cumsum(pa) - np.cumsum(pb)).max())
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """The comparison of one Monte Carlo distribution with the exact one."""
+
+    mean_difference_se: float
+    max_cdf_gap: float
+    dkw_bound: float
+    models_cdf_gap: float
+
+    @property
+    def agrees(self) -> bool:
+        """Within both bounds (damage and models destroyed)."""
+        return (abs(self.mean_difference_se) <= MEAN_BOUND_SE and self.max_cdf_gap <= self.dkw_bound
+                and self.models_cdf_gap <= self.dkw_bound)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON ``agreement`` object."""
+        return {"agrees": self.agrees, "mean_difference_se": self.mean_difference_se,
+                "mean_bound_se": MEAN_BOUND_SE, "max_cdf_gap": self.max_cdf_gap,
+                "models_max_cdf_gap": self.models_cdf_gap, "dkw_bound": self.dkw_bound, "dkw_alpha": DKW_ALPHA}
+
+    def line(self) -> str:
+        """One line for people."""
+        verdict = "agree" if self.agrees else "DISAGREE"
+        return (f"Monte Carlo and exact {verdict}: mean differs by {self.mean_difference_se:+.2f} SE "
+                f"(bound ±{MEAN_BOUND_SE:g}); largest CDF gap {self.max_cdf_gap:.5f} "
+                f"(models {self.models_cdf_gap:.5f}) vs DKW bound {self.dkw_bound:.5f} at {DKW_ALPHA:g}")
+
+
+def compare(mc_damage: Distribution, mc_models: Distribution, ex_damage: Distribution, ex_models: Distribution,
+            trials: int) -> Agreement:
+    """Compare the Monte Carlo distributions (from ``trials`` samples) with the exact ones."""
+    sd = ex_damage.sd()
+    diff = mc_damage.mean() - ex_damage.mean()
+    se = sd / math.sqrt(trials)
+    mean_se = diff / se if se > 0 else (0.0 if abs(diff) < 1e-12 else math.inf)
+    return Agreement(mean_difference_se=mean_se, max_cdf_gap=_cdf_gap(mc_damage, ex_damage),
+                     dkw_bound=dkw_bound(trials), models_cdf_gap=_cdf_gap(mc_models, ex_models))
