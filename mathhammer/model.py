@@ -17,6 +17,7 @@ __all__ = [
     "CommandReroll",
     "DamageReroll",
     "Matchup",
+    "Method",
     "SaveReroll",
     "AbilitySpec",
     "Context",
@@ -317,6 +318,14 @@ class CommandReroll(str, Enum):
     DAMAGE = "damage"
     SAVE = "save"
     ATTACKS = "attacks"
+
+
+class Method(str, Enum):
+    """Which engine answers: Monte Carlo, exact, or both (with an agreement check)."""
+
+    MONTE_CARLO = "monte-carlo"
+    EXACT = "exact"
+    BOTH = "both"
 
 
 class RulesVersion(str, Enum):

@@ -4,33 +4,41 @@ Derived only from /work/shared/RULES.md (rule ids cited on every rule), never fr
 ``mathhammer`` package. Every die of the attack sequence is enumerated face by face with
 ``fractions.Fraction``:
 
-    attacks dice -> per attack: hit die (+ re-roll) -> Sustained D3 -> wound die (+ re-roll)
-    -> save die -> damage dice -> one Feel No Pain die per point -> allocation to the target,
-    then the deferred Devastating-Wounds attacks (R-6.3).
+    attacks dice (+ Rapid Fire dice, Blast, Command Re-roll) -> per attack: hit die (+ re-roll)
+    -> Sustained D3 -> wound die (+ re-roll) -> save die (+ re-roll) -> damage dice (+ re-roll,
+    modifiers) -> one Feel No Pain die per point -> allocation to the target, then the deferred
+    Devastating-Wounds attacks (R-6.3).
 
 The probability tree is kept as a distribution over a small state (see ``_State``) after each
-attack, which is exact: the state holds everything later dice outcomes can depend on.
+attack, which is exact: the state holds everything later dice outcomes can depend on (the
+allocation position, the number of deferred Devastating attacks, whether the one Command
+Re-roll has been spent, and - for ``stage_distributions`` - the counter being tracked).
 
 Interpretations taken here (beyond RULES.md) are marked "ORACLE CHOICE".
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 __all__ = [
     "Scenario",
+    "STAGES",
     "damage_distribution",
     "models_destroyed_distribution",
     "joint_distribution",
+    "stage_distributions",
+    "hazardous_distribution",
     "mean",
     "variance",
     "dice_distribution",
     "attacks_distribution",
+    "model_attacks_roll_distribution",
     "hit_roll_distribution",
     "p_hit",
     "p_critical_hit",
@@ -41,7 +49,11 @@ __all__ = [
     "p_wound",
     "expected_wounds_per_attack",
     "p_save",
+    "modified_damage",
+    "damage_roll_distribution",
     "points_lost_per_unsaved_attack_distribution",
+    "hit_outcome_values",
+    "wound_outcome_values",
 ]
 
 D6_FACES = range(1, 7)
@@ -51,20 +63,25 @@ SIXTH = Fraction(1, 6)
 MISS, HIT, CRIT_HIT = "miss", "hit", "critical_hit"
 FAIL, WOUND, CRIT_WOUND = "fail", "wound", "critical_wound"
 
+_ROLL_POLICIES = ("none", "ones", "failed", "non_crit", "best")   # R-3.3/3.4/3.5, broadest last
+_DAMAGE_POLICIES = ("none", "ones", "below_average")
+_SAVE_POLICIES = ("none", "ones", "failed")
+_COMMAND = ("none", "hit", "wound", "save", "damage", "attacks")
+
 
 @dataclass(frozen=True)
 class Scenario:
     attacks: str = "1"            # per firing model: "3", "D6", "2D6", "D3+1" (D3 = ceil(D6/2))
     models_firing: int = 1
-    bs: int | None = 4             # None = TORRENT (auto-hit, no hit roll, no crits)
+    bs: int | None = 4             # BS/WS; None = TORRENT (auto-hit, no hit roll, no crits)
     hit_mod: int = 0               # requested net hit-roll modifier (clamped to [-1,+1])
-    reroll_hits: str = "none"      # "none" | "ones" | "failed"
+    reroll_hits: str = "none"      # "none" | "ones" | "failed" | "non_crit" | "best"
     sustained: str = "0"           # "0" (none), "1", "2", "D3"
     lethal: bool = False
     strength: int = 4
     toughness: int = 4
     wound_mod: int = 0
-    reroll_wounds: str = "none"    # "none" | "ones" | "failed"
+    reroll_wounds: str = "none"    # "none" | "ones" | "failed" | "non_crit" | "best"
     twin_linked: bool = False      # re-roll failed wound rolls; most permissive re-roll wins
     devastating: bool = False
     ap: int = 0                    # 0 or negative
@@ -77,17 +94,58 @@ class Scenario:
     fnp: int | None = None         # Feel No Pain X+
     target_models: int = 1
     target_wounds: int | None = None   # per model; None = unlimited wounds
+    # ---- extensions (defaults = the behaviour above) ----
+    crit_hit: int = 6              # unmodified Hit roll >= this is a Critical Hit (R-2.3, A7)
+    crit_wound: int = 6            # unmodified Wound roll >= this is a Critical Wound
+    anti: int | None = None        # ANTI-KEYWORD X+ against a target with the keyword (R-5.5)
+    bs_improve: int = 0            # characteristic change: needed roll = bs - bs_improve (R-0.4)
+    heavy_stationary: bool = False  # +1 to the Hit roll (R-2.5)
+    stealth: bool = False          # -1 to the Hit roll, ranged only (R-2.6)
+    indirect: bool = False         # Indirect Fire, target not visible (R-2.7)
+    overwatch: bool = False        # Fire Overwatch: hits only on an unmodified 6 (R-2.9)
+    lance_charged: bool = False    # +1 to the Wound roll (R-5.3)
+    ap_improve: int = 0            # AP becomes ap - ap_improve, never above 0 (R-7.4)
+    melee: bool = False            # no cover / stealth / heavy / indirect / overwatch
+    invuln_ranged_only: bool = False   # the invulnerable save only works against ranged attacks
+    melta: int = 0                 # +X Damage (addition modifier, R-8.2), half range assumed
+    half_damage: bool = False      # divide the Damage characteristic by 2 (R-8.3)
+    damage_reduction: int = 0      # subtract N from the Damage characteristic (R-8.4)
+    damage_mod: int = 0            # signed: >0 addition modifier, <0 subtraction modifier
+    reroll_damage: str = "none"    # "none" | "ones" | "below_average"
+    reroll_saves: str = "none"     # "none" | "ones" | "failed" (the defender's)
+    command_reroll: str = "none"   # "none" | "hit" | "wound" | "save" | "damage" | "attacks"
+    blast: bool = False            # + floor(target_models / 5) attacks per firing model (R-1.3)
+    rapid_fire: str = "0"          # + X attacks per firing model, half range assumed (R-1.4)
+    rules: str = "current"         # "current" | "2023" ([VERSION] R-2.7, R-6.4)
 
     def __post_init__(self) -> None:
         for name in ("reroll_hits", "reroll_wounds"):
-            if getattr(self, name) not in ("none", "ones", "failed"):
-                raise ValueError(f"{name}: expected none/ones/failed, got {getattr(self, name)!r}")
+            if getattr(self, name) not in _ROLL_POLICIES:
+                raise ValueError(f"{name}: expected one of {_ROLL_POLICIES}, "
+                                 f"got {getattr(self, name)!r}")
         if self.sustained not in ("0", "1", "2", "D3"):
             raise ValueError(f"sustained: expected 0/1/2/D3, got {self.sustained!r}")
         if self.ap > 0 or self.models_firing < 1 or self.target_models < 1:
             raise ValueError(f"invalid scenario: {self!r}")
-
-
+        checks = {
+            "reroll_damage": self.reroll_damage in _DAMAGE_POLICIES,
+            "reroll_saves": self.reroll_saves in _SAVE_POLICIES,
+            "command_reroll": self.command_reroll in _COMMAND,
+            "rules": self.rules in ("current", "2023"),
+            "crit_hit": 2 <= self.crit_hit <= 6,
+            "crit_wound": 2 <= self.crit_wound <= 6,
+            "anti": self.anti is None or 2 <= self.anti <= 6,
+            "melta": self.melta >= 0,
+            "damage_reduction": self.damage_reduction >= 0,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise ValueError(f"{name}: invalid value {getattr(self, name)!r}")
+        for name in ("attacks", "damage", "rapid_fire"):
+            _parse_dice(getattr(self, name))
+        if self.bs is None and self.indirect and not self.melee:
+            # R-1.6: "Torrent weapons cannot use Indirect Fire".
+            raise ValueError("R-1.6: a TORRENT weapon cannot use Indirect Fire")
 
 
 def _add(dist: dict, key, p: Fraction) -> None:
@@ -102,9 +160,36 @@ def _add(dist: dict, key, p: Fraction) -> None:
 _DICE_RE = re.compile(r"^(?:(\d*)D([36]))?([+-]?\d+)?$")
 
 
+def _parse_dice(expr: str) -> tuple[int, int, int]:
+    """(number of dice, sides, constant) of "N", "D3", "D6", "2D6", "D3+1", "D6+6"."""
+    text = expr.strip().upper().replace(" ", "")
+    m = _DICE_RE.match(text)
+    if not m or text == "":
+        raise ValueError(f"not a dice expression: {expr!r}")
+    count_txt, sides_txt, const_txt = m.groups()
+    const = int(const_txt) if const_txt else 0
+    if sides_txt is None:
+        return 0, 6, const
+    return (int(count_txt) if count_txt else 1), int(sides_txt), const
+
+
 def _die_face_value(sides: int, d6_face: int) -> int:
     # R-0.6: a D3 is a D6 halved and rounded up (1,2->1; 3,4->2; 5,6->3).
     return d6_face if sides == 6 else (d6_face + 1) // 2
+
+
+@lru_cache(maxsize=None)
+def _dice_total_items(expr: str) -> tuple[tuple[int, Fraction], ...]:
+    """pmf of the dice part only (no constant; a D3 read as 1-3), every D6 face enumerated."""
+    n_dice, sides, _ = _parse_dice(expr)
+    dist: dict[int, Fraction] = {0: Fraction(1)}
+    for _ in range(n_dice):
+        new: dict[int, Fraction] = {}
+        for total, p in dist.items():
+            for face in D6_FACES:
+                _add(new, total + _die_face_value(sides, face), p * SIXTH)
+        dist = new
+    return tuple(sorted(dist.items()))
 
 
 def dice_distribution(expr: str) -> dict[int, Fraction]:
@@ -112,80 +197,203 @@ def dice_distribution(expr: str) -> dict[int, Fraction]:
 
     R-0.6: "xDy+N" is the sum of x dice plus N; R-8.1: the +N is part of the characteristic.
     """
-    m = _DICE_RE.match(expr.strip().upper().replace(" ", ""))
-    if not m or expr.strip() == "":
-        raise ValueError(f"not a dice expression: {expr!r}")
-    count_txt, sides_txt, const_txt = m.groups()
-    const = int(const_txt) if const_txt else 0
-    dist: dict[int, Fraction] = {const: Fraction(1)}
-    if sides_txt is not None:
-        n_dice = int(count_txt) if count_txt else 1
-        for _ in range(n_dice):
-            new: dict[int, Fraction] = {}
-            for total, p in dist.items():
-                for face in D6_FACES:
-                    _add(new, total + _die_face_value(int(sides_txt), face), p * SIXTH)
-            dist = new
-    return dist
+    const = _parse_dice(expr)[2]
+    return {total + const: p for total, p in _dice_total_items(expr)}
+
+
+def _convolve(a: dict[int, Fraction], b: dict[int, Fraction]) -> dict[int, Fraction]:
+    out: dict[int, Fraction] = {}
+    for x, px in a.items():
+        for y, py in b.items():
+            _add(out, x + y, px * py)
+    return out
+
+
+def model_attacks_roll_distribution(s: Scenario) -> dict[int, Fraction]:
+    """One firing model's Attacks roll: the weapon's A plus Rapid Fire X (R-1.2, R-1.4).
+
+    ORACLE CHOICE (brief): Rapid Fire dice are part of the same model's roll (one roll for
+    Command Re-roll purposes). Blast is a constant and is added in ``attacks_distribution``.
+    """
+    return _convolve(dice_distribution(s.attacks), dice_distribution(s.rapid_fire))
 
 
 def attacks_distribution(s: Scenario) -> dict[int, Fraction]:
-    """Total attacks of the unit: each firing model rolls its own Attacks (R-1.1, R-1.2)."""
-    per_model = dice_distribution(s.attacks)
-    total: dict[int, Fraction] = {0: Fraction(1)}
-    for _ in range(s.models_firing):
-        new: dict[int, Fraction] = {}
-        for a, pa in total.items():
-            for b, pb in per_model.items():
-                _add(new, a + b, pa * pb)
-        total = new
-    return total
+    """Total attacks of the unit: each firing model rolls its own Attacks (R-1.1, R-1.2),
+    + Rapid Fire X (R-1.4), + Blast floor(M/5) per model (R-1.3, A19), and the Command Re-roll
+    of the single lowest model roll when it is below a fresh roll's mean (R-3.7)."""
+    per_model = model_attacks_roll_distribution(s)
+    blast = s.target_models // 5 if s.blast else 0       # R-1.3 / A19: M at target selection
+    if s.command_reroll == "attacks":
+        fresh_mean = mean(per_model)
+        # Track (sum of model rolls, lowest model roll) over the firing models.
+        joint: dict[tuple[int, int], Fraction] = {(0, 10**9): Fraction(1)}
+        for _ in range(s.models_firing):
+            new: dict[tuple[int, int], Fraction] = {}
+            for (total, low), p in joint.items():
+                for a, pa in per_model.items():
+                    _add(new, (total + a, min(low, a)), p * pa)
+            joint = new
+        total_dist: dict[int, Fraction] = {}
+        for (total, low), p in joint.items():
+            if low < fresh_mean:
+                # R-3.7 / R-1.2: re-roll all dice of that model's roll, once, final.
+                for a, pa in per_model.items():
+                    _add(total_dist, total - low + a, p * pa)
+            else:
+                _add(total_dist, total, p)
+    else:
+        total_dist = {0: Fraction(1)}
+        for _ in range(s.models_firing):
+            total_dist = _convolve(total_dist, per_model)
+    shift = blast * s.models_firing
+    return {k + shift: p for k, p in total_dist.items()}
 
 
 # --------------------------------------------------------------------------------------------
-# Hit roll (R-0.3, R-0.5, R-1.6, R-2.1, R-2.2, R-3.1 .. R-3.4)
+# Characteristics and modifiers (R-0.1, R-0.3, R-0.4, R-2.5 .. R-2.9, R-5.3, R-7.3, R-7.4)
 # --------------------------------------------------------------------------------------------
 
 def _clamp_roll_mod(mod: int) -> int:
-    # R-0.3: hit and wound roll modifiers are summed first, then clamped to [-1, +1].
+    # R-0.3: hit and wound roll modifiers are summed first (R-0.1), then clamped to [-1, +1].
     return max(-1, min(1, mod))
 
 
+def _ranged(s: Scenario) -> bool:
+    return not s.melee
+
+
+def _indirect_active(s: Scenario) -> bool:
+    return s.indirect and _ranged(s)                  # R-2.7 is a ranged-weapon ability
+
+
+def _overwatch_active(s: Scenario) -> bool:
+    return s.overwatch and _ranged(s)                 # R-2.9: ranged attacks only
+
+
+def _net_hit_mod(s: Scenario) -> int:
+    total = s.hit_mod
+    if _ranged(s):
+        total += 1 if s.heavy_stationary else 0       # R-2.5 Heavy
+        total -= 1 if s.stealth else 0                # R-2.6 Stealth (ranged only)
+        total -= 1 if _indirect_active(s) else 0      # R-2.7 Indirect Fire
+    return _clamp_roll_mod(total)                     # R-0.1 sum, then R-0.3 clamp
+
+
+def _hit_needed(s: Scenario) -> int:
+    # R-0.4 / A1: characteristic change, uncapped, no floor (an unmodified 1 still fails).
+    return s.bs - s.bs_improve
+
+
+def _net_wound_mod(s: Scenario) -> int:
+    return _clamp_roll_mod(s.wound_mod + (1 if s.lance_charged else 0))   # R-5.3, R-0.3
+
+
+def _crit_wound_threshold(s: Scenario) -> int:
+    # R-5.5: Anti-KEYWORD X+ makes an unmodified X+ a Critical Wound.
+    return min(s.crit_wound, s.anti if s.anti is not None else 7)
+
+
+def _effective_ap(s: Scenario) -> int:
+    # R-7.4: improve = one step more negative; worsening can never go above 0.
+    return min(0, s.ap - s.ap_improve)
+
+
+def _has_benefit_of_cover(s: Scenario) -> bool:
+    # R-7.3: ranged attacks only; granted by cover or Indirect Fire (R-2.7), never twice;
+    # removed by IGNORES COVER; denied to Save 3+ or better vs AP 0 (modified AP, A3).
+    if not _ranged(s) or s.ignores_cover:
+        return False
+    if not (s.cover or _indirect_active(s)):
+        return False
+    return not (s.save <= 3 and _effective_ap(s) == 0)
+
+
+def _invuln_available(s: Scenario) -> bool:
+    return s.invuln is not None and not (s.melee and s.invuln_ranged_only)
+
+
+# --------------------------------------------------------------------------------------------
+# Re-roll decision shared by the Hit and Wound rolls (R-3.1 .. R-3.5, R-3.9)
+# --------------------------------------------------------------------------------------------
+
+def _roll_with_policy(outcome_of: Callable[[int], str], policy: str, fail: str, crit: str,
+                      values: Callable[[], dict[str, Fraction]] | None = None
+                      ) -> dict[tuple[str, bool], Fraction]:
+    """P(outcome, was the die re-rolled) for one die under a re-roll policy.
+
+    R-3.3 "ones": an unmodified 1.  R-3.4 "failed": fails after modifiers.
+    R-3.5 / A6 "non_crit": every result that is not a critical.  "best": re-roll iff the value
+    of the result is strictly below the mean value of a fresh die (ties keep).
+    R-3.1 / R-3.2: the re-rolled die replaces the first, is read unmodified, and is final.
+    """
+    if policy == "best":
+        value = values()
+        fresh_mean = sum((value[outcome_of(u)] for u in D6_FACES), Fraction(0)) * SIXTH
+    dist: dict[tuple[str, bool], Fraction] = {}
+    for first in D6_FACES:
+        outcome = outcome_of(first)
+        if policy == "none":
+            again = False
+        elif policy == "ones":
+            again = first == 1
+        elif policy == "failed":
+            again = outcome == fail
+        elif policy == "non_crit":
+            again = outcome != crit
+        elif policy == "best":
+            again = value[outcome] < fresh_mean
+        else:
+            raise ValueError(f"unknown re-roll policy {policy!r}")
+        if again:
+            for second in D6_FACES:
+                _add(dist, (outcome_of(second), True), SIXTH * SIXTH)
+        else:
+            _add(dist, (outcome, False), SIXTH)
+    return dist
+
+
+def _broadest(*policies: str) -> str:
+    # R-3.9 / R-3.2: the most permissive permission applies; never chained.
+    return max(policies, key=_ROLL_POLICIES.index)
+
+
+# --------------------------------------------------------------------------------------------
+# Hit roll (R-0.3, R-0.5, R-1.6, R-2.1 .. R-2.9, R-3)
+# --------------------------------------------------------------------------------------------
+
 def _hit_outcome(s: Scenario, unmodified: int) -> str:
-    if unmodified == 6:           # R-2.2 / R-0.5: unmodified 6 = Critical Hit, always succeeds
-        return CRIT_HIT
+    if _overwatch_active(s):
+        # R-2.9 / S4: only an unmodified 6 hits, whatever BS, modifiers or crit_hit; it crits.
+        return CRIT_HIT if unmodified == 6 else MISS
     if unmodified == 1:           # R-0.5: unmodified 1 always fails
         return MISS
-    # R-2.1: success iff unmodified + capped modifier >= BS
-    return HIT if unmodified + _clamp_roll_mod(s.hit_mod) >= s.bs else MISS
+    if _indirect_active(s) and s.rules == "current" and unmodified <= 3:
+        # R-2.7 (current text): unmodified 1-3 always fail; "always fails" beats crit_hit.
+        return MISS
+    if unmodified >= s.crit_hit:  # R-2.2 / R-2.3 / A7: Critical Hit, always succeeds
+        return CRIT_HIT
+    # R-2.1: success iff unmodified + capped modifier >= BS (after characteristic changes)
+    return HIT if unmodified + _net_hit_mod(s) >= _hit_needed(s) else MISS
 
 
-def _rerolls(policy: str, unmodified: int, failed: bool) -> bool:
-    # R-3.3: "ones" re-rolls only an unmodified 1.  R-3.4: "failed" re-rolls iff the roll
-    # fails after modifiers.  R-3.2: only one re-roll per die (the caller never re-rolls twice).
-    if policy == "none":
-        return False
-    if policy == "ones":
-        return unmodified == 1
-    if policy == "failed":
-        return failed
-    raise ValueError(f"unknown re-roll policy {policy!r}")
+@lru_cache(maxsize=None)
+def _hit_roll_items(s: Scenario) -> tuple[tuple[str, bool, Fraction], ...]:
+    """(outcome, re-rolled, p) of one attack's Hit roll (not for TORRENT)."""
+    dist = _roll_with_policy(lambda u: _hit_outcome(s, u), s.reroll_hits, MISS, CRIT_HIT,
+                             lambda: hit_outcome_values(s))
+    return tuple((o, rr, p) for (o, rr), p in dist.items())
 
 
 def hit_roll_distribution(s: Scenario) -> dict[str, Fraction]:
     """P(miss / hit / critical hit) of one attack's Hit roll, every die face enumerated."""
     if s.bs is None:
-        # R-1.6 Torrent: automatic hit, no Hit roll, hence never a Critical Hit.
+        # R-1.6 Torrent: automatic hit, no Hit roll, hence never a Critical Hit (A13: also in
+        # Overwatch).
         return {HIT: Fraction(1)}
     dist: dict[str, Fraction] = {}
-    for first in D6_FACES:
-        outcome = _hit_outcome(s, first)
-        if _rerolls(s.reroll_hits, first, outcome == MISS):
-            # R-3.1: the re-rolled die replaces the first and is final (its 6 is a crit).
-            for second in D6_FACES:
-                _add(dist, _hit_outcome(s, second), SIXTH * SIXTH)
-        else:
-            _add(dist, outcome, SIXTH)
+    for outcome, _, p in _hit_roll_items(s):
+        _add(dist, outcome, p)
     return dist
 
 
@@ -225,7 +433,7 @@ def expected_hits_per_attack(s: Scenario) -> Fraction:
 
 
 # --------------------------------------------------------------------------------------------
-# Wound roll (R-5.1, R-5.2, R-3.6, R-3.9)
+# Wound roll (R-5.1 .. R-5.6, R-3.6, R-3.9)
 # --------------------------------------------------------------------------------------------
 
 def wound_threshold(strength: int, toughness: int) -> int:
@@ -244,33 +452,31 @@ def wound_threshold(strength: int, toughness: int) -> int:
 def _wound_reroll_policy(s: Scenario) -> str:
     # R-3.6: Twin-linked lets the Wound roll be re-rolled; default policy re-rolls failures.
     # R-3.9 / R-3.2: with several permissions the most permissive applies, never chained.
-    # "failed" is a superset of "ones" (an unmodified 1 always fails, R-5.2).
-    rank = {"none": 0, "ones": 1, "failed": 2}
-    policies = [s.reroll_wounds] + (["failed"] if s.twin_linked else [])
-    return max(policies, key=lambda name: rank[name])
+    return _broadest(s.reroll_wounds, *(["failed"] if s.twin_linked else []))
 
 
 def _wound_outcome(s: Scenario, unmodified: int) -> str:
-    if unmodified == 6:           # R-5.2: unmodified 6 = Critical Wound, always succeeds
-        return CRIT_WOUND
     if unmodified == 1:           # R-5.2: unmodified 1 always fails
         return FAIL
+    if unmodified >= _crit_wound_threshold(s):
+        return CRIT_WOUND         # R-5.2 / R-5.5: Critical Wound, always succeeds
     target = wound_threshold(s.strength, s.toughness)
     # R-5.2 / R-0.3: net wound modifier clamped to [-1, +1]
-    return WOUND if unmodified + _clamp_roll_mod(s.wound_mod) >= target else FAIL
+    return WOUND if unmodified + _net_wound_mod(s) >= target else FAIL
+
+
+@lru_cache(maxsize=None)
+def _wound_roll_items(s: Scenario) -> tuple[tuple[str, bool, Fraction], ...]:
+    dist = _roll_with_policy(lambda u: _wound_outcome(s, u), _wound_reroll_policy(s), FAIL,
+                             CRIT_WOUND, lambda: wound_outcome_values(s))
+    return tuple((o, rr, p) for (o, rr), p in dist.items())
 
 
 def wound_roll_distribution(s: Scenario) -> dict[str, Fraction]:
     """P(fail / wound / critical wound) of one Wound roll, every die face enumerated."""
-    policy = _wound_reroll_policy(s)
     dist: dict[str, Fraction] = {}
-    for first in D6_FACES:
-        outcome = _wound_outcome(s, first)
-        if _rerolls(policy, first, outcome == FAIL):
-            for second in D6_FACES:          # R-3.1 / R-3.2: one re-roll, final
-                _add(dist, _wound_outcome(s, second), SIXTH * SIXTH)
-        else:
-            _add(dist, outcome, SIXTH)
+    for outcome, _, p in _wound_roll_items(s):
+        _add(dist, outcome, p)
     return dist
 
 
@@ -295,14 +501,11 @@ def expected_wounds_per_attack(s: Scenario) -> Fraction:
 
 
 # --------------------------------------------------------------------------------------------
-# Saving throw (R-7.1, R-7.2, R-7.3, R-7.5, R-0.3, R-0.5)
+# Saving throw (R-7.1 .. R-7.5, R-0.3, R-0.5)
 # --------------------------------------------------------------------------------------------
 
 def _cover_bonus(s: Scenario) -> int:
-    # R-7.3: +1 to armour saves; denied to Save 3+ or better vs AP 0; removed by Ignores Cover.
-    if s.cover and not s.ignores_cover and not (s.save <= 3 and s.ap == 0):
-        return 1
-    return 0
+    return 1 if _has_benefit_of_cover(s) else 0      # R-7.3
 
 
 def _armour_passes(s: Scenario, unmodified: int) -> bool:
@@ -311,34 +514,125 @@ def _armour_passes(s: Scenario, unmodified: int) -> bool:
     if unmodified == 1:           # R-0.5 / R-7.5: unmodified 1 always fails
         return False
     # R-7.2 + R-0.3 (A2): AP + cover + other modifiers summed; net may not exceed +1.
-    net = min(1, s.ap + _cover_bonus(s) + s.save_mod)
+    net = min(1, _effective_ap(s) + _cover_bonus(s) + s.save_mod)
     return unmodified + net >= s.save
 
 
 def _invuln_passes(s: Scenario, unmodified: int) -> bool:
-    if unmodified == 1:           # R-0.5: unmodified 1 always fails
+    if not _invuln_available(s) or unmodified == 1:   # R-0.5: unmodified 1 always fails
         return False
     # R-7.1: never modified by AP; R-7.3: cover excluded; other save modifiers capped at +1.
     return unmodified + min(1, s.save_mod) >= s.invuln
 
 
-def _save_pass_probability(s: Scenario, passes) -> Fraction:
+def _single_roll_pass_probability(s: Scenario, passes) -> Fraction:
     return sum((SIXTH for face in D6_FACES if passes(s, face)), Fraction(0))
 
 
-def p_save(s: Scenario) -> Fraction:
-    """R-7.1: the defender uses armour or invulnerable, whichever passes more often."""
-    best = _save_pass_probability(s, _armour_passes)
-    if s.invuln is not None:
-        best = max(best, _save_pass_probability(s, _invuln_passes))
+def _chosen_save(s: Scenario):
+    """R-7.1: armour or invulnerable, whichever passes more often (chosen before rolling).
+
+    The defender's re-roll (ones / failed) is monotone in the single-roll probability, so the
+    same save is best with or without it."""
+    best = _armour_passes
+    if _invuln_available(s) and (_single_roll_pass_probability(s, _invuln_passes)
+                                 > _single_roll_pass_probability(s, _armour_passes)):
+        best = _invuln_passes
     return best
 
 
+@lru_cache(maxsize=None)
+def _save_items(s: Scenario) -> tuple[tuple[bool, bool, Fraction], ...]:
+    """(passed, re-rolled, p) of one saving throw with the defender's re-roll policy."""
+    passes = _chosen_save(s)
+    dist: dict[tuple[bool, bool], Fraction] = {}
+    for first in D6_FACES:
+        ok = passes(s, first)
+        again = (s.reroll_saves == "ones" and first == 1) or (
+            s.reroll_saves == "failed" and not ok)
+        if again:                  # R-3.2: once, final
+            for second in D6_FACES:
+                _add(dist, (passes(s, second), True), SIXTH * SIXTH)
+        else:
+            _add(dist, (ok, False), SIXTH)
+    return tuple((ok, rr, p) for (ok, rr), p in dist.items())
+
+
+def p_save(s: Scenario) -> Fraction:
+    """P(the saving throw passes): the defender's best save (R-7.1) with its re-roll."""
+    return sum((p for ok, _, p in _save_items(s) if ok), Fraction(0))
+
+
+def _p_fresh_save(s: Scenario) -> Fraction:
+    """A fresh, final saving throw (Command Re-roll, R-3.7)."""
+    return _single_roll_pass_probability(s, _chosen_save(s))
+
+
 # --------------------------------------------------------------------------------------------
-# Damage and Feel No Pain (R-8.1, R-8.5, R-8.6)
+# Damage and Feel No Pain (R-0.2, R-8.1 .. R-8.6, A4, A5, A18)
 # --------------------------------------------------------------------------------------------
 
-def _fnp_points_lost(points: int, fnp: int | None) -> dict[int, Fraction]:
+def modified_damage(s: Scenario, rolled: int) -> int:
+    """R-0.2 / R-8.6: the rolled value (profile +N included, R-8.1) -> divide (R-8.3) ->
+    add (Melta R-8.2, positive damage_mod) -> subtract (R-8.4, negative damage_mod) -> round
+    up once at the end; if anything was subtracted the result is at least 1 (A4)."""
+    v = Fraction(rolled)
+    if s.half_damage:
+        v /= 2                                          # A5: the +N is halved, Melta is not
+    v += s.melta + max(s.damage_mod, 0)
+    subtracted = s.damage_reduction + max(-s.damage_mod, 0)
+    v -= subtracted
+    out = math.ceil(v)                                  # A18: one rounding, at the end
+    if subtracted > 0:
+        out = max(1, out)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _fresh_damage_items(s: Scenario) -> tuple[tuple[int, int, Fraction], ...]:
+    """(dice total before +N, modified damage, p) of one fresh Damage roll."""
+    const = _parse_dice(s.damage)[2]
+    return tuple((dice, modified_damage(s, dice + const), p)
+                 for dice, p in _dice_total_items(s.damage))
+
+
+@lru_cache(maxsize=None)
+def _expected_fresh_damage(s: Scenario) -> Fraction:
+    return sum((v * p for _, v, p in _fresh_damage_items(s)), Fraction(0))
+
+
+@lru_cache(maxsize=None)
+def _damage_roll_items(s: Scenario) -> tuple[tuple[int, bool, Fraction], ...]:
+    """(modified damage, re-rolled, p) of one Damage roll with reroll_damage (R-1.2: all dice
+    of the roll are re-rolled; the re-roll is final)."""
+    has_dice = _parse_dice(s.damage)[0] > 0
+    average = _expected_fresh_damage(s)
+    dist: dict[tuple[int, bool], Fraction] = {}
+    for dice, value, p in _fresh_damage_items(s):
+        if s.reroll_damage == "ones":
+            again = has_dice and dice == 1        # ORACLE CHOICE (brief): dice total is 1
+        elif s.reroll_damage == "below_average":
+            again = value < average
+        else:
+            again = False
+        if again:
+            for _, value2, p2 in _fresh_damage_items(s):
+                _add(dist, (value2, True), p * p2)
+        else:
+            _add(dist, (value, False), p)
+    return tuple((v, rr, p) for (v, rr), p in dist.items())
+
+
+def damage_roll_distribution(s: Scenario) -> dict[int, Fraction]:
+    """pmf of the modified Damage of one attack (re-roll policy included, no FNP)."""
+    dist: dict[int, Fraction] = {}
+    for v, _, p in _damage_roll_items(s):
+        _add(dist, v, p)
+    return dist
+
+
+@lru_cache(maxsize=None)
+def _fnp_items(points: int, fnp: int | None) -> tuple[tuple[int, Fraction], ...]:
     """R-8.5: one D6 per point of damage; a roll >= X ignores that point."""
     dist: dict[int, Fraction] = {0: Fraction(1)}
     for _ in range(points):
@@ -348,51 +642,102 @@ def _fnp_points_lost(points: int, fnp: int | None) -> dict[int, Fraction]:
                 ignored = fnp is not None and face >= fnp
                 _add(new, lost if ignored else lost + 1, p * SIXTH)
         dist = new
-    return dist
+    return tuple(dist.items())
+
+
+def _fnp_points_lost(points: int, fnp: int | None) -> dict[int, Fraction]:
+    return dict(_fnp_items(points, fnp))
 
 
 def points_lost_per_unsaved_attack_distribution(s: Scenario) -> dict[int, Fraction]:
-    """R-8.1 then R-8.6: roll Damage, then FNP per point; before the model cap (R-9.2)."""
+    """R-8.1 then R-8.6: roll (and re-roll) Damage, modify, then FNP per point; before the
+    model cap (R-9.2)."""
     dist: dict[int, Fraction] = {}
-    for dmg, pd in dice_distribution(s.damage).items():
-        for lost, pf in _fnp_points_lost(dmg, s.fnp).items():
+    for dmg, pd in damage_roll_distribution(s).items():
+        for lost, pf in _fnp_items(dmg, s.fnp):
             _add(dist, lost, pd * pf)
     return dist
+
+
+# --------------------------------------------------------------------------------------------
+# Values for the EV-optimal ("best") re-roll policy (R-3.5)
+# --------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _expected_points_after_fnp(s: Scenario) -> Fraction:
+    return mean(points_lost_per_unsaved_attack_distribution(s))
+
+
+@lru_cache(maxsize=None)
+def wound_outcome_values(s: Scenario) -> dict[str, Fraction]:
+    """R-3.5 values of a Wound-roll result: expected damage after FNP, unlimited wounds.
+
+    ORACLE CHOICE (brief): the defender's save re-roll and reroll_damage are included; the
+    Command Re-roll is ignored."""
+    normal = (1 - p_save(s)) * _expected_points_after_fnp(s)
+    crit = _expected_points_after_fnp(s) if s.devastating else normal     # R-6.1
+    return {FAIL: Fraction(0), WOUND: normal, CRIT_WOUND: crit}
+
+
+@lru_cache(maxsize=None)
+def hit_outcome_values(s: Scenario) -> dict[str, Fraction]:
+    """R-3.5 values of a Hit-roll result: expected damage one hit produces (unlimited wounds,
+    after FNP), through the Wound roll with its own re-roll policy and the save."""
+    wound_values = wound_outcome_values(s)
+    normal = sum((p * wound_values[o] for o, p in wound_roll_distribution(s).items()),
+                 Fraction(0))
+    itself = wound_values[WOUND] if s.lethal else normal                   # R-4.3
+    crit = itself + mean(_sustained_distribution(s)) * normal             # R-4.1
+    return {MISS: Fraction(0), HIT: normal, CRIT_HIT: crit}
 
 
 # --------------------------------------------------------------------------------------------
 # Allocation state and the probability tree (R-6.3, R-6.4, R-9.1, R-9.2, R-9.5, R-9.6)
 # --------------------------------------------------------------------------------------------
 
+STAGES = ("attacks", "hits", "critical_hits", "wounds", "critical_wounds", "lethal",
+          "devastating", "unsaved", "damage_before_fnp", "damage_after_fnp")
+
+# How deep the tree must go for a tracked quantity (None = the full joint distribution).
+_DEPTH = {"attacks": 0, "hits": 1, "critical_hits": 1, "wounds": 2, "critical_wounds": 2,
+          "lethal": 2, "devastating": 2, "unsaved": 3, "damage_before_fnp": 4,
+          "damage_after_fnp": 4, None: 4}
+
+
 class _State(NamedTuple):
     damage: int           # wounds lost by the target so far
     destroyed: int        # models destroyed so far
     current_lost: int     # wounds already lost by the (single) damaged model, 0 if none
     pending_dev: int      # Devastating-Wounds critical wounds waiting for R-6.3
+    command_used: bool = False   # R-3.7: the one Command Re-roll has been spent
+    tally: int = 0        # stage_distributions: the tracked counter
 
 
 _START = _State(0, 0, 0, 0)
 
 
-def _lose_wounds(s: Scenario, st: _State, points: int) -> _State:
-    """Apply one attack's surviving points to one model (R-9.1, R-9.2, R-9.5)."""
+def _count(st: _State, track: str | None, key: str, n: int = 1) -> _State:
+    return st._replace(tally=st.tally + n) if track == key and n else st
+
+
+def _lose_wounds(s: Scenario, st: _State, points: int, spill: bool = False) -> _State:
+    """Apply one attack's surviving points to one model (R-9.1, R-9.2, R-9.5).
+
+    spill=True (rules "2023" Devastating mortal wounds, R-6.4 [VERSION]): the excess carries on
+    to the next model until the unit is destroyed (R-9.3)."""
     if s.target_wounds is None:
         # R-9.5: unlimited wounds: summed, no cap, no models destroyed.
         return st._replace(damage=st.damage + points)
-    if st.destroyed == s.target_models:
-        return st                 # the unit is gone: further damage is lost
-    # R-9.1: the damaged model (if any) takes the attack, otherwise a fresh one.
-    remaining = s.target_wounds - st.current_lost
-    lost = min(points, remaining)            # R-9.2 / R-9.6: excess damage is lost
-    current = st.current_lost + lost
-    destroyed = st.destroyed
-    if current == s.target_wounds:           # the model reaches 0 wounds: destroyed
-        destroyed, current = destroyed + 1, 0
-    return _State(st.damage + lost, destroyed, current, st.pending_dev)
-
-
-def _scale(dist: dict, p: Fraction) -> dict:
-    return {k: v * p for k, v in dist.items() if v * p}
+    damage, destroyed, current = st.damage, st.destroyed, st.current_lost
+    while destroyed < s.target_models and points > 0:
+        # R-9.1: the damaged model (if any) takes the attack, otherwise a fresh one.
+        lost = min(points, s.target_wounds - current)   # R-9.2 / R-9.6: excess is lost
+        damage, current, points = damage + lost, current + lost, points - lost
+        if current == s.target_wounds:                   # the model reaches 0 wounds
+            destroyed, current = destroyed + 1, 0
+        if not spill:
+            break
+    return st._replace(damage=damage, destroyed=destroyed, current_lost=current)
 
 
 def _merge_into(target: dict, source: dict) -> None:
@@ -400,111 +745,237 @@ def _merge_into(target: dict, source: dict) -> None:
         _add(target, k, v)
 
 
-# The tree calls these per-die distributions at every node; they depend only on the
-# (frozen, hashable) Scenario, so they are computed once per Scenario.
-@lru_cache(maxsize=None)
-def _hit_roll_items(s: Scenario) -> tuple[tuple[str, Fraction], ...]:
-    return tuple(hit_roll_distribution(s).items())
+def _scale(dist: dict, p: Fraction) -> dict:
+    return {k: v * p for k, v in dist.items() if v * p}
 
 
-@lru_cache(maxsize=None)
-def _wound_roll_items(s: Scenario) -> tuple[tuple[str, Fraction], ...]:
-    return tuple(wound_roll_distribution(s).items())
-
+# One step of the tree per die type; each returns (outcome, p, spends the Command Re-roll).
+# R-3.7 ORACLE CHOICE: the Command Re-roll goes to the FIRST eligible die in resolution order
+# (attack order; within an attack the crit's own wound before its Sustained hits; normal
+# unsaved attacks before the deferred Devastating ones). With fast dice this equals rolling
+# the whole batch and re-rolling its first failed die.
 
 @lru_cache(maxsize=None)
-def _p_save_cached(s: Scenario) -> Fraction:
-    return p_save(s)
+def _hit_step(s: Scenario, command: bool) -> tuple[tuple[str, Fraction, bool], ...]:
+    out: dict[tuple[str, bool], Fraction] = {}
+    for outcome, rerolled, p in _hit_roll_items(s):
+        if command and outcome == MISS and not rerolled:
+            for u in D6_FACES:                       # fresh roll, final (R-3.2)
+                _add(out, (_hit_outcome(s, u), True), p * SIXTH)
+        else:
+            _add(out, (outcome, False), p)
+    return tuple((o, p, used) for (o, used), p in out.items())
 
 
 @lru_cache(maxsize=None)
-def _points_lost_items(s: Scenario) -> tuple[tuple[int, Fraction], ...]:
-    return tuple(points_lost_per_unsaved_attack_distribution(s).items())
+def _wound_step(s: Scenario, command: bool) -> tuple[tuple[str, Fraction, bool], ...]:
+    out: dict[tuple[str, bool], Fraction] = {}
+    for outcome, rerolled, p in _wound_roll_items(s):
+        if command and outcome == FAIL and not rerolled:
+            for u in D6_FACES:
+                _add(out, (_wound_outcome(s, u), True), p * SIXTH)
+        else:
+            _add(out, (outcome, False), p)
+    return tuple((o, p, used) for (o, used), p in out.items())
 
 
-def _inflict_damage(s: Scenario, dist: dict) -> dict:
-    """One attack that must be resolved with damage: Damage dice -> FNP -> allocation."""
+@lru_cache(maxsize=None)
+def _save_step(s: Scenario, command: bool) -> tuple[tuple[bool, Fraction, bool], ...]:
+    out: dict[tuple[bool, bool], Fraction] = {}
+    fresh = _p_fresh_save(s)
+    for passed, rerolled, p in _save_items(s):
+        if command and not passed and not rerolled:
+            _add(out, (True, True), p * fresh)
+            _add(out, (False, True), p * (1 - fresh))
+        else:
+            _add(out, (passed, False), p)
+    return tuple((ok, p, used) for (ok, used), p in out.items())
+
+
+@lru_cache(maxsize=None)
+def _damage_step(s: Scenario, command: bool) -> tuple[tuple[int, Fraction, bool], ...]:
+    out: dict[tuple[int, bool], Fraction] = {}
+    average = _expected_fresh_damage(s)
+    for value, rerolled, p in _damage_roll_items(s):
+        if command and not rerolled and value < average:
+            for _, value2, p2 in _fresh_damage_items(s):   # all dice, final (R-1.2)
+                _add(out, (value2, True), p * p2)
+        else:
+            _add(out, (value, False), p)
+    return tuple((v, p, used) for (v, used), p in out.items())
+
+
+def _command_available(s: Scenario, st: _State, kind: str) -> bool:
+    return s.command_reroll == kind and not st.command_used
+
+
+def _spend(st: _State, used: bool) -> _State:
+    return st._replace(command_used=True) if used else st
+
+
+# Every transition below starts from ONE state whose additive parts (damage, tally) are zero
+# and is memoised; ``_push`` applies it to a whole distribution and adds those parts back.
+# This is exact: nothing later depends on the damage already summed or on the tally.
+
+Transition = Callable[[Scenario, "str | None", _State], tuple]
+
+
+def _push(transition: Transition, s: Scenario, track: str | None, dist: dict) -> dict:
     out: dict = {}
     for st, p in dist.items():
-        for points, pp in _points_lost_items(s):   # R-8.1, R-8.5, R-8.6
-            _add(out, _lose_wounds(s, st, points), p * pp)
+        d0, t0 = st.damage, st.tally
+        base = st._replace(damage=0, tally=0) if (d0 or t0) else st
+        for st2, q in transition(s, track, base):
+            if d0 or t0:
+                st2 = st2._replace(damage=st2.damage + d0, tally=st2.tally + t0)
+            _add(out, st2, p * q)
     return out
 
 
-def _resolve_saving_throw(s: Scenario, dist: dict) -> dict:
+@lru_cache(maxsize=None)
+def _normal_damage_transition(s: Scenario, track: str | None, st: _State) -> tuple:
+    return _damage_transition(s, track, st, devastating=False)
+
+
+@lru_cache(maxsize=None)
+def _devastating_damage_transition(s: Scenario, track: str | None, st: _State) -> tuple:
+    # R-6.2 / R-6.3: the deferred attack's mortal wounds = its modified Damage (S6).
+    return _damage_transition(s, track, st._replace(pending_dev=st.pending_dev - 1),
+                              devastating=True)
+
+
+def _damage_transition(s: Scenario, track: str | None, st: _State, devastating: bool) -> tuple:
+    """One attack resolved with damage: Damage roll (+ re-roll) and modifiers (R-8) -> FNP per
+    point (R-8.5, A11) -> allocation to one model (R-9.1), excess lost (R-9.2, R-6.4 / A10) or,
+    for Devastating mortal wounds with rules "2023", spilling over (R-6.4 [VERSION])."""
+    spill = devastating and s.rules == "2023"
+    out: dict = {}
+    for value, q, used in _damage_step(s, _command_available(s, st, "damage")):
+        st1 = _count(_spend(st, used), track, "damage_before_fnp", value)
+        for points, pf in _fnp_items(value, s.fnp):          # R-8.5, R-8.6
+            st2 = _count(st1, track, "damage_after_fnp", points)
+            if track is None:
+                st2 = _lose_wounds(s, st2, points, spill)
+            _add(out, st2, q * pf)
+    return tuple(out.items())
+
+
+@lru_cache(maxsize=None)
+def _save_transition(s: Scenario, track: str | None, st: _State) -> tuple:
     """A normal (non-devastating) wound: saving throw (R-7), then damage if it fails."""
-    passed = _p_save_cached(s)
-    out = _scale(dist, passed)                               # saved: the attack ends
-    _merge_into(out, _inflict_damage(s, _scale(dist, 1 - passed)))
-    return out
+    out: dict = {}
+    for passed, q, used in _save_step(s, _command_available(s, st, "save")):
+        st1 = _spend(st, used)
+        if passed:
+            _add(out, st1, q)                       # saved: the attack ends
+        elif _DEPTH[track] < 4:
+            _add(out, _count(st1, track, "unsaved"), q)
+        else:
+            st1 = _count(st1, track, "unsaved")
+            _merge_into(out, _push(_normal_damage_transition, s, track, {st1: q}))
+    return tuple(out.items())
 
 
-def _resolve_wound_roll(s: Scenario, dist: dict) -> dict:
+def _resolve_saving_throw(s: Scenario, track: str | None, dist: dict) -> dict:
+    if _DEPTH[track] < 3:
+        return dist
+    return _push(_save_transition, s, track, dist)
+
+
+@lru_cache(maxsize=None)
+def _wound_transition(s: Scenario, track: str | None, st: _State) -> tuple:
     """One hit that must roll to wound (R-5), then its consequence."""
     out: dict = {}
-    for outcome, p in _wound_roll_items(s):
-        branch = _scale(dist, p)
+    for outcome, q, used in _wound_step(s, _command_available(s, st, "wound")):
+        st1 = _spend(st, used)
         if outcome == FAIL:
-            _merge_into(out, branch)
-        elif outcome == CRIT_WOUND and s.devastating:
-            # R-6.1: no save of any kind; R-6.3: deferred until all other attacks are resolved.
-            deferred = {st._replace(pending_dev=st.pending_dev + 1): q for st, q in branch.items()}
-            _merge_into(out, deferred)
-        else:
-            _merge_into(out, _resolve_saving_throw(s, branch))
-    return out
+            _add(out, st1, q)
+            continue
+        st1 = _count(st1, track, "wounds")
+        if outcome == CRIT_WOUND:
+            st1 = _count(st1, track, "critical_wounds")
+            if s.devastating:
+                # R-6.1: no save of any kind; R-6.3: deferred until all other attacks.
+                st1 = _count(st1, track, "devastating")
+                if _DEPTH[track] >= 4:
+                    st1 = st1._replace(pending_dev=st1.pending_dev + 1)
+                _add(out, st1, q)
+                continue
+        _merge_into(out, _resolve_saving_throw(s, track, {st1: q}))
+    return tuple(out.items())
 
 
-def _resolve_attack(s: Scenario, dist: dict) -> dict:
-    """One attack: Hit roll (R-2, R-3) and Critical-Hit effects (R-4)."""
+def _resolve_wound_roll(s: Scenario, track: str | None, dist: dict) -> dict:
+    if _DEPTH[track] < 2:
+        return dist
+    return _push(_wound_transition, s, track, dist)
+
+
+def _resolve_lethal_wound(s: Scenario, track: str | None, dist: dict) -> dict:
+    # R-4.3: wounds automatically; not a Critical Wound (no Devastating, no Anti, R-6.5, A9).
+    if _DEPTH[track] < 2:
+        return dist
+    counted = {_count(_count(st, track, "wounds"), track, "lethal"): p for st, p in dist.items()}
+    return _resolve_saving_throw(s, track, counted)
+
+
+@lru_cache(maxsize=None)
+def _attack_transition(s: Scenario, track: str | None, st: _State) -> tuple:
+    """One attack from state ``st``: Hit roll (R-2, R-3) and Critical-Hit effects (R-4)."""
+    if s.bs is None:
+        # R-1.6 TORRENT: automatic hit, no Hit roll (A13: also in Fire Overwatch).
+        return tuple(_resolve_wound_roll(s, track, {_count(st, track, "hits"): Fraction(1)})
+                     .items())
     out: dict = {}
-    for outcome, p in _hit_roll_items(s):
-        branch = _scale(dist, p)
+    for outcome, p, used in _hit_step(s, _command_available(s, st, "hit")):
+        st1 = _spend(st, used)
         if outcome == MISS:
-            _merge_into(out, branch)
-        elif outcome == HIT:
-            _merge_into(out, _resolve_wound_roll(s, branch))
-        else:  # Critical Hit
+            _add(out, st1, p)
+            continue
+        st1 = _count(st1, track, "hits")
+        if outcome == HIT:
+            _merge_into(out, _resolve_wound_roll(s, track, {st1: p}))
+            continue
+        st1 = _count(st1, track, "critical_hits")
+        # R-4.1 / R-4.2 / R-4.4: X extra hits; they are not Critical Hits, roll to wound,
+        # never auto-wound.
+        for extra, px in _sustained_distribution(s).items():
+            sub = {_count(st1, track, "hits", extra): p * px}
             if s.lethal:
-                # R-4.3: wounds automatically; not a Critical Wound (no Devastating, R-6.5).
-                branch = _resolve_saving_throw(s, branch)
+                sub = _resolve_lethal_wound(s, track, sub)
             else:
-                branch = _resolve_wound_roll(s, branch)
-            # R-4.1 / R-4.2 / R-4.4: X extra (non-critical) hits, each rolls to wound.
-            for extra, px in _sustained_distribution(s).items():
-                sub = _scale(branch, px)
-                for _ in range(extra):
-                    sub = _resolve_wound_roll(s, sub)
-                _merge_into(out, sub)
-    return out
+                sub = _resolve_wound_roll(s, track, sub)
+            for _ in range(extra):
+                sub = _resolve_wound_roll(s, track, sub)
+            _merge_into(out, sub)
+    return tuple(out.items())
 
 
-def _resolve_devastating(s: Scenario, dist: dict) -> dict:
-    """R-6.2/6.3/6.4: each deferred crit = mortal wounds equal to its Damage roll, FNP per
-    point (A11), all to one model (the damaged one first), excess lost (A10)."""
+def _resolve_attack(s: Scenario, track: str | None, dist: dict) -> dict:
+    return _push(_attack_transition, s, track, dist)
+
+
+def _resolve_devastating(s: Scenario, track: str | None, dist: dict) -> dict:
+    """R-6.3: after every other attack, each deferred Devastating crit in turn."""
     out: dict = {}
     work = dict(dist)
     while work:
-        nxt: dict = {}
-        for st, p in work.items():
-            if st.pending_dev == 0:
-                _add(out, st, p)
-            else:
-                one_less = {st._replace(pending_dev=st.pending_dev - 1): p}
-                _merge_into(nxt, _inflict_damage(s, one_less))
-        work = nxt
+        done = {st: p for st, p in work.items() if st.pending_dev == 0}
+        _merge_into(out, done)
+        todo = {st: p for st, p in work.items() if st.pending_dev > 0}
+        work = _push(_devastating_damage_transition, s, track, todo) if todo else {}
     return out
 
 
-def _final_states(s: Scenario) -> dict:
+def _final_states(s: Scenario, track: str | None = None) -> dict:
     attacks = attacks_distribution(s)
     result: dict = {}
     dist: dict = {_START: Fraction(1)}          # state after n attacks have been resolved
     for n in range(max(attacks) + 1):
         if n > 0:
-            dist = _resolve_attack(s, dist)
+            dist = _resolve_attack(s, track, dist)
         if n in attacks:
-            _merge_into(result, _scale(_resolve_devastating(s, dist), attacks[n]))
+            _merge_into(result, _scale(_resolve_devastating(s, track, dist), attacks[n]))
     return result
 
 
@@ -527,6 +998,58 @@ def models_destroyed_distribution(s: Scenario) -> dict[int, Fraction]:
     out: dict[int, Fraction] = {}
     for (_, killed), p in joint_distribution(s).items():
         _add(out, killed, p)
+    return out
+
+
+def stage_distributions(s: Scenario) -> dict[str, dict[int, Fraction]]:
+    """Exact pmf of every counter of the attack sequence (uncapped, no allocation):
+
+    attacks; hits (successful Hit rolls + Sustained extra hits; TORRENT: attacks);
+    critical_hits (Hit rolls that were Critical Hits); wounds (successful Wound rolls incl.
+    critical ones + Lethal auto-wounds); critical_wounds (Wound rolls that were Critical
+    Wounds); lethal (Lethal auto-wounds); devastating (Critical Wounds of a Devastating
+    weapon); unsaved (non-devastating wounds whose save failed); damage_before_fnp /
+    damage_after_fnp (modified Damage summed over unsaved + devastating attacks, rolled even
+    after the target would be destroyed)."""
+    out: dict[str, dict[int, Fraction]] = {"attacks": attacks_distribution(s)}
+    for key in STAGES[1:]:
+        dist: dict[int, Fraction] = {}
+        for st, p in _final_states(s, key).items():
+            _add(dist, st.tally, p)
+        out[key] = dist
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Hazardous (R-9.7)
+# --------------------------------------------------------------------------------------------
+
+def hazardous_distribution(tests: int, model_wounds: int, models: int,
+                           fnp: int | None = None) -> dict[tuple[int, int], Fraction]:
+    """R-9.7: one test per Hazardous weapon used, after all attacks; D6, an unmodified 1 fails;
+    each failure = 3 mortal wounds to ONE model (the already-wounded model first), FNP per
+    point (R-8.5), excess lost. Returns P(wounds lost by the attacking unit, models lost).
+
+    ORACLE CHOICE: every model of the unit carries a Hazardous weapon (no CHARACTER priority)."""
+    dist: dict[tuple[int, int, int], Fraction] = {(0, 0, 0): Fraction(1)}
+    for _ in range(tests):
+        new: dict[tuple[int, int, int], Fraction] = {}
+        for (lost, dead, current), p in dist.items():
+            _add(new, (lost, dead, current), p * Fraction(5, 6))      # 2-6: passed
+            for points, pf in _fnp_items(3, fnp):                        # 1: failed
+                q = p * SIXTH * pf
+                if dead == models or points == 0:
+                    _add(new, (lost, dead, current), q)
+                    continue
+                taken = min(points, model_wounds - current)             # excess lost
+                if current + taken == model_wounds:
+                    _add(new, (lost + taken, dead + 1, 0), q)
+                else:
+                    _add(new, (lost + taken, dead, current + taken), q)
+        dist = new
+    out: dict[tuple[int, int], Fraction] = {}
+    for (lost, dead, _), p in dist.items():
+        _add(out, (lost, dead), p)
     return out
 
 

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..model import CommandReroll, DamageReroll, RerollPolicy, RulesVersion, SaveReroll
-from ..engine import Method
+from ..model import CommandReroll, DamageReroll, Method, RerollPolicy, RulesVersion, SaveReroll
 from ..render import OutputFormat
 
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output: table or json.")]

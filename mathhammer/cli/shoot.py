@@ -6,10 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ..model import CommandReroll, RulesVersion
+from ..model import CommandReroll, Method, RulesVersion
 from ..render import OutputFormat
 from . import options as o
-from ..engine import Method
 from ..errors import InputError
 from ._io import ExitCode, emit_json, emit_view, handle_errors, warn
 

@@ -7,24 +7,15 @@ runs, and the exact engine never does.
 from __future__ import annotations
 
 from dataclasses import replace
-from enum import Enum
 from typing import Any
 
 from .. import describe
 from ..compile import compile_matchup
 from ..errors import NotExactError
-from ..model import Matchup
+from ..model import Matchup, Method
 from ..result import DamageResult
 
 __all__ = ["Method", "analyse"]
-
-
-class Method(str, Enum):
-    """``--method``: which engine answers."""
-
-    MONTE_CARLO = "monte-carlo"
-    EXACT = "exact"
-    BOTH = "both"
 
 
 def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: int = 1_000_000,

@@ -1,0 +1,100 @@
+"""--exact and --method both on the command line (issue 4)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+from typer.testing import CliRunner
+
+from mathhammer.cli import app
+
+runner = CliRunner()
+ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args), env=ENV)
+
+
+def test_exact_json_contract() -> None:
+    r = run("shoot", "railgun", "-t", "knight", "--exact", "-f", "json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["method"] == "exact" and d["trials"] is None and d["seed"] is None
+    assert d["damage"]["sem"] == 0
+    # R-11.3: the Supremacy railgun (BS5+, twin-linked) against a Knight: mean 19/9
+    assert abs(d["damage"]["mean"] - 19 / 9) < 1e-12
+    dist = d["damage"]["distribution"]
+    assert abs(sum(row["p"] for row in dist) - 1) < 1e-12
+    assert abs(dist[0]["p"] - float(1 - Fraction(1, 3) * Fraction(2, 3))) < 1e-12  # P(0) = 1 - P(hit)P(damage)
+
+
+def test_method_exact_equals_exact_flag() -> None:
+    a = json.loads(run("shoot", "railgun", "-t", "knight", "--exact", "-f", "json").stdout)
+    b = json.loads(run("shoot", "railgun", "-t", "knight", "--method", "exact", "-f", "json").stdout)
+    strip = lambda d: {k: v for k, v in d.items() if k != "timing"}  # noqa: E731
+    assert strip(a) == strip(b)
+
+
+def test_exact_table() -> None:
+    r = run("shoot", "railgun", "-t", "knight", "--exact")
+    assert r.exit_code == 0 and "exact:" in r.stdout and "±" not in r.stdout.split("Damage")[1].splitlines()[0]
+
+
+def test_method_both_agrees() -> None:
+    r = run("shoot", "A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "-t", "T4 SV3+ W2 MODELS10", "--reroll-hits", "ones",
+            "--method", "both", "--trials", "200000", "--seed", "4", "-f", "json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["method"] == "both" and d["agreement"]["agrees"] is True
+    assert d["monte_carlo"]["trials"] == 200000 and d["monte_carlo"]["seed"] == 4
+    assert abs(d["agreement"]["mean_difference_se"]) <= 5
+    table = run("shoot", "railgun", "-t", "knight", "--method", "both", "--trials", "100000", "--seed", "4")
+    assert table.exit_code == 0 and "Monte Carlo check" in table.stdout and "agree" in table.stdout
+
+
+def test_exact_and_method_conflict_is_an_error() -> None:
+    r = run("shoot", "railgun", "-t", "knight", "--exact", "--method", "both")
+    assert r.exit_code == 1 and "--exact means --method exact" in r.stderr
+
+
+def test_fight_exact() -> None:
+    r = run("fight", "A4 WS3+ S6 AP-1 D2 [LANCE]", "-t", "T6 SV3+ W3 MODELS5", "--charged", "--exact", "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["method"] == "exact"
+
+
+def test_exact_never_imports_numba() -> None:
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mathhammer.cli import app\n"
+            "r = CliRunner().invoke(app, ['shoot', 'railgun', '-t', 'knight', '--exact', '-f', 'json'])\n"
+            "assert r.exit_code == 0, r.output\nprint('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.statistical
+def test_disagreement_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Monte Carlo engine with a planted bug (every Hit roll one step worse) must be caught."""
+    from mathhammer.codes import Stage
+    from mathhammer.engine import montecarlo
+
+    real = montecarlo.run
+
+    def buggy(inputs, **kw):
+        import dataclasses
+
+        import numpy as np
+        stages = np.array(inputs.stages)
+        stages[Stage.HIT] = np.where(np.isin(np.arange(36) // 6, [2]), 0, stages[Stage.HIT])  # 3s miss
+        stages.setflags(write=False)  # same array type as compile.py's, so no new kernel compile
+        return real(dataclasses.replace(inputs, stages=stages), **kw)
+
+    monkeypatch.setattr(montecarlo, "run", buggy)
+    r = run("shoot", "A10 BS3+ S5 AP-1 D2", "-t", "T4 SV3+ W2 MODELS10", "--method", "both", "--trials", "200000",
+            "--seed", "4", "-f", "json")
+    assert r.exit_code == 3, r.output
+    assert "DISAGREE" in r.stderr and json.loads(r.stdout)["agreement"]["agrees"] is False
