@@ -1,0 +1,899 @@
+"""Exact engine: the distributions the Monte Carlo kernel samples, computed by probability arithmetic.
+
+The kernel (``mathhammer/kernel/simulate.py``) is the definition; this module reproduces it stage
+by stage, reading only the tables of :class:`~mathhammer.compile.KernelInputs` (no rule is coded
+here twice: every outcome of every die is in the tables, this module only adds and multiplies
+probabilities). It never imports numba.
+
+Method
+------
+* A stage roll is uniform over the 36 (first die, re-roll die) pairs of its ``stages`` row; a lone
+  die (Command Re-roll, Feel No Pain) is column (face - 1) * 7.
+* Attacks: the per-model value pmf of ``Roll.ATTACKS`` convolved over the firing models. The
+  Command Re-roll of attacks needs P(total, lowest value): ``sum_j L^j E G^(n-1-j)`` with G the
+  pmf restricted to values >= v, L to values > v and E to v (first model at the minimum is the
+  j+1-th); the flag of that model's roll is independent of the rest given its value.
+* One attack is a generating function (a polynomial in the tracked counter) built from the
+  Hit-roll outcomes, the Sustained Hits roll and, for each hit that rolls to wound, the joint
+  (Wound roll, saving throw) outcome; Lethal auto-wounds roll a save. The attacks of a trial
+  are independent except for the one Command Re-roll (hit, wound or save): the generating
+  function is then an upper-triangular 2 x 2 matrix of polynomials over "re-roll still
+  available / spent" (:class:`_Tri`); the first eligible failure (all are alike) takes it,
+  which equals the kernel's "one of them if there is at least one". The distribution over the
+  number of attacks mixes the powers of that matrix (Horner, or squaring for a fixed number).
+* Damage depends only on K = unsaved + devastating attacks (every roll is independent; the
+  Command Re-roll of damage goes to the first below-average roll, and Devastating mortal
+  wounds without spill-over are allocated like a normal attack). Without wound limits the
+  damage is a mixture of powers of the per-roll (after Feel No Pain) pmf; with them a dynamic
+  programme over the remaining wounds of the unit R (R = (models left - 1) * W + wounds left on
+  the model being damaged; it fixes both the damage and the models destroyed), doubled with a
+  "Command Re-roll available" flag when it matters. Under the 2023 text (spill-over) the
+  Devastating attacks come after all the others with another transition: the attacks are mixed
+  with rows x(p) = sum_u P(unsaved u, devastating p) start . T^u (a (p, states) matrix) and then
+  sum_p x(p) . T_spill^p.
+* Hazardous: the same dynamic programme on the firing unit (tests one per firing model).
+
+Everything is float64; the test-suite checks it against an independent Fraction oracle to 1e-12.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from ..codes import Command, Flag, Param, Roll, RollFlag, Stage, StageCount
+from ..errors import NotExactError
+from ..result import DamageResult, Distribution
+
+if TYPE_CHECKING:
+    from ..compile import KernelInputs
+
+__all__ = ["run"]
+
+Array = npt.NDArray[np.float64]
+
+# The codes as plain ints (IntEnum / IntFlag arithmetic is slow on the fast path).
+_F_TORRENT, _F_LETHAL, _F_DEVASTATING, _F_SPILL, _F_FNP, _F_HAZARDOUS = (
+    int(Flag.TORRENT), int(Flag.LETHAL_HITS), int(Flag.DEVASTATING_WOUNDS), int(Flag.DEVASTATING_SPILL),
+    int(Flag.FEEL_NO_PAIN), int(Flag.HAZARDOUS))
+_C_NONE, _C_HIT, _C_WOUND, _C_DAMAGE, _C_SAVE, _C_ATTACKS = (int(c) for c in (
+    Command.NONE, Command.HIT, Command.WOUND, Command.DAMAGE, Command.SAVE, Command.ATTACKS))
+_S_HIT, _S_WOUND, _S_SAVE, _S_FNP = (int(s) for s in (Stage.HIT, Stage.WOUND, Stage.SAVE, Stage.FEEL_NO_PAIN))
+_R_ATTACKS, _R_SUSTAINED, _R_DAMAGE = (int(r) for r in (Roll.ATTACKS, Roll.SUSTAINED, Roll.DAMAGE))
+_RF_REROLL, _RF_BELOW = int(RollFlag.REROLL), int(RollFlag.BELOW_AVERAGE)
+assert (int(Param.FLAGS), int(Param.FIRING_MODELS), int(Param.TARGET_MODELS), int(Param.TARGET_WOUNDS),
+        int(Param.COMMAND), int(Param.HAZARD_WOUNDS), int(Param.HAZARD_FNP)) == tuple(range(7))
+#: Columns of a lone die (face - 1) * 7 in a ``stages`` row.
+_LONE = np.arange(6) * 7
+#: Counters that a generating function can track (the kernel's StageCount 1..7, less one).
+_HITS, _CRITS, _WOUNDS, _CWOUNDS, _LETHAL, _DEV, _UNSAVED = (int(c) - 1 for c in (
+    StageCount.HITS, StageCount.CRITICAL_HITS, StageCount.WOUNDS, StageCount.CRITICAL_WOUNDS, StageCount.LETHAL,
+    StageCount.DEVASTATING, StageCount.UNSAVED))
+_N_COUNTERS = 7
+_ITEM_LEVEL = (_WOUNDS, _CWOUNDS, _DEV, _UNSAVED)  # set by Wound rolls and saves
+#: Units with more remaining-wound states than this use scattered transitions, not matrices.
+_DENSE_STATES = 256
+#: Largest work (multiply-adds) of the 2023 spill-over before giving up (about 10 s).
+_MAX_SPILL_WORK = 3e10
+#: The stage breakdown's keys, in the kernel's StageCount order.
+_STAGE_KEYS = tuple(name.lower() for name in StageCount.__members__)
+_ONE1 = np.ones(1)
+#: Bits of the stage values 0..7.
+_V = np.arange(8)
+_BIT1, _BIT2 = _V & 1, (_V >> 1) & 1
+
+
+# --- polynomials (1D: one tracked counter; 2D: unsaved x devastating) ---------------------------
+def _conv(a: Array, b: Array) -> Array:
+    if a.ndim == 1:
+        return np.convolve(a, b)
+    if np.count_nonzero(a) < np.count_nonzero(b):
+        a, b = b, a
+    out = np.zeros((a.shape[0] + b.shape[0] - 1, a.shape[1] + b.shape[1] - 1))
+    n0, n1 = a.shape
+    for i, j in zip(*np.nonzero(b)):
+        out[i:i + n0, j:j + n1] += b[i, j] * a
+    return out
+
+
+def _add(a: Array, b: Array) -> Array:
+    if a.shape == b.shape:
+        return a + b
+    if a.ndim == 1:
+        if a.size < b.size:
+            a, b = b, a
+        out = a.copy()
+        out[:b.size] += b
+        return out
+    out = np.zeros(np.maximum(a.shape, b.shape))
+    out[:a.shape[0], :a.shape[1]] += a
+    out[:b.shape[0], :b.shape[1]] += b
+    return out
+
+
+def _shift(a: Array, e: tuple[int, ...]) -> Array:
+    """``a`` times the monomial of exponent ``e``."""
+    if not any(e):
+        return a
+    if a.ndim == 1:
+        out = np.zeros(a.size + e[0])
+        out[e[0]:] = a
+        return out
+    return np.pad(a, ((e[0], 0), (e[1], 0)))
+
+
+def _poly(p: Array, e: npt.NDArray[np.int64], ndim: int) -> Array:
+    """sum_i p[i] x^e[i] (``e``: (n, ndim) exponents)."""
+    if ndim == 1:
+        return np.bincount(e[:, 0], weights=p) if p.size else np.zeros(1)
+    if not p.size:
+        return np.zeros((1, 1))
+    out = np.zeros((int(e[:, 0].max()) + 1, int(e[:, 1].max()) + 1))
+    np.add.at(out, (e[:, 0], e[:, 1]), p)
+    return out
+
+
+class _Tri:
+    """[[aa, au], [0, uu]]: a generating function with a Command Re-roll. ``aa``: it stays
+    available, ``au``: it is spent here, ``uu``: it was spent before. ``au is None`` and
+    ``uu is aa``: no re-roll can happen (a plain polynomial)."""
+
+    __slots__ = ("aa", "au", "uu")
+
+    def __init__(self, aa: Array, au: Array | None = None, uu: Array | None = None) -> None:
+        self.aa = aa
+        self.au = au
+        self.uu = aa if uu is None else uu
+
+    @property
+    def plain(self) -> bool:
+        return self.au is None and self.uu is self.aa
+
+    def __mul__(self, o: _Tri) -> _Tri:
+        aa = _conv(self.aa, o.aa)
+        if self.plain and o.plain:
+            return _Tri(aa)
+        uu = _conv(self.uu, o.uu)
+        au = None if o.au is None else _conv(self.aa, o.au)
+        if self.au is not None:
+            t = _conv(self.au, o.uu)
+            au = t if au is None else _add(au, t)
+        return _Tri(aa, au, uu)
+
+    def __add__(self, o: _Tri) -> _Tri:
+        aa = _add(self.aa, o.aa)
+        if self.plain and o.plain:
+            return _Tri(aa)
+        au = self.au if o.au is None else o.au if self.au is None else _add(self.au, o.au)
+        return _Tri(aa, au, _add(self.uu, o.uu))
+
+    def scale(self, c: float) -> _Tri:
+        if self.plain:
+            return _Tri(self.aa * c)
+        return _Tri(self.aa * c, None if self.au is None else self.au * c, self.uu * c)
+
+    def shift(self, e: tuple[int, ...]) -> _Tri:
+        if not any(e):
+            return self
+        if self.plain:
+            return _Tri(_shift(self.aa, e))
+        return _Tri(_shift(self.aa, e), None if self.au is None else _shift(self.au, e), _shift(self.uu, e))
+
+    def start(self) -> Array:
+        """The distribution from "re-roll available": aa + au."""
+        return self.aa if self.au is None else _add(self.aa, self.au)
+
+
+def _one(ndim: int) -> _Tri:
+    return _Tri(np.ones((1,) * ndim))
+
+
+def _power(g: _Tri, n: int, ndim: int) -> _Tri:
+    result = None
+    base = g
+    while n:
+        if n & 1:
+            result = base if result is None else result * base
+        n >>= 1
+        if n:
+            base = base * base
+    return _one(ndim) if result is None else result
+
+
+def _mix(w: Array, g: _Tri, ndim: int) -> Array:
+    """sum_n w[n] g^n, from "re-roll available" (Horner; squaring for a fixed n)."""
+    nz = np.flatnonzero(w)
+    lo, hi = int(nz[0]), int(nz[-1])
+    if lo == hi:
+        return _power(g, lo, ndim).scale(float(w[lo])).start()
+    acc = _one(ndim).scale(float(w[hi]))
+    for n in range(hi - 1, lo - 1, -1):
+        acc = acc * g
+        if w[n]:
+            c = np.full((1,) * ndim, float(w[n]))
+            if acc.plain:
+                acc = _Tri(_add(acc.aa, c))
+            else:
+                acc = _Tri(_add(acc.aa, c), acc.au, _add(acc.uu, c))
+    if lo:
+        acc = acc * _power(g, lo, ndim)
+    return acc.start()
+
+
+def _npower(p: Array, n: int) -> Array:
+    """The n-fold convolution of a 1D pmf."""
+    result = None
+    base = p
+    while n:
+        if n & 1:
+            result = base if result is None else np.convolve(result, base)
+        n >>= 1
+        if n:
+            base = np.convolve(base, base)
+    return _ONE1 if result is None else result
+
+
+def _raw_pmf(n6: int, n3: int) -> Array:
+    """pmf of the raw sum of n6 D6 and n3 D3 (a D3 is (face + 1) // 2)."""
+    p = _ONE1
+    if n6:
+        p = np.convolve(p, _npower(np.array([0.0] + [1 / 6] * 6), n6))
+    if n3:
+        p = np.convolve(p, _npower(np.array([0.0, 1 / 3, 1 / 3, 1 / 3]), n3))
+    return p
+
+
+def _trim(p: Array) -> Distribution:
+    p = np.asarray(p, dtype=np.float64)
+    if p[-1] != 0.0:
+        return Distribution(probabilities=p.copy(), trials=None)
+    nz = np.flatnonzero(p)
+    return Distribution(probabilities=p[: (nz[-1] + 1) if nz.size else 1].copy(), trials=None)
+
+
+# --- the tables -------------------------------------------------------------------------------
+class _Tables:
+    """What one run needs from KernelInputs, as probabilities (computed when first needed)."""
+
+    def __init__(self, k: KernelInputs) -> None:
+        st = np.asarray(k.stages, dtype=np.int64)
+        if st.min() < 0 or st.max() > 7:
+            raise NotExactError("stage values outside 0..7", where="tables", value=int(st.max()))
+        self.st = st
+        flags, self.firing, self.models, self.wounds, self.command, self.haz_w, self.haz_fnp = k.params.tolist()
+        self.torrent = bool(flags & _F_TORRENT)
+        self.lethal = bool(flags & _F_LETHAL)
+        self.dev = bool(flags & _F_DEVASTATING)
+        self.spill = bool(flags & _F_SPILL)
+        self.fnp = bool(flags & _F_FNP)
+        self.hazardous = bool(flags & _F_HAZARDOUS)
+        self.rolls = k.rolls.tolist()
+        self.maps = k.roll_maps
+        self.rflags = k.roll_flags
+
+    def raw(self, row: int) -> Array:
+        """pmf of the raw dice sum of roll ``row`` (the index of roll_maps / roll_flags)."""
+        return _raw_pmf(*self.rolls[row])
+
+    @cached_property
+    def hit_groups(self) -> dict[tuple[int, int, int], float]:
+        """Hit roll: P((bit 1, bit 2, bit 4)) of its stage value (hit, critical, re-rollable)."""
+        groups: dict[tuple[int, int, int], float] = {}
+        for v, n in enumerate(np.bincount(self.st[_S_HIT], minlength=8).tolist()):
+            if n:
+                key = (v & 1, (v >> 1) & 1, v >> 2)
+                groups[key] = groups.get(key, 0.0) + n / 36.0
+        return groups
+
+    @cached_property
+    def hit_list(self) -> list[tuple[int, int, float]]:
+        """(bit 1, bit 2, probability) of the Hit-roll values that score, re-rollable or not."""
+        out: dict[tuple[int, int], float] = {}
+        for (h1, h2, _), p in self.hit_groups.items():
+            if h1 or h2:
+                out[h1, h2] = out.get((h1, h2), 0.0) + p
+        return [(h1, h2, p) for (h1, h2), p in out.items()]
+
+    @cached_property
+    def p_no_hit(self) -> float:
+        return sum(p for (h1, h2, _), p in self.hit_groups.items() if not (h1 or h2))
+
+    @cached_property
+    def max_items(self) -> int:
+        """Most hits one Hit roll can send to the Wound roll (before Sustained Hits)."""
+        return max([1] + [h1 + h2 for h1, h2, _ in self.hit_list] + [s for s, _ in self.sus_items])
+
+    @cached_property
+    def hit_fresh(self) -> Array:
+        return np.bincount(self.st[_S_HIT, _LONE] & 3, minlength=4) / 6.0
+
+    @cached_property
+    def wound_p(self) -> Array:
+        return np.bincount(self.st[_S_WOUND], minlength=8) / 36.0
+
+    @cached_property
+    def save_p(self) -> Array:
+        return np.bincount(self.st[_S_SAVE], minlength=8) / 36.0
+
+    @cached_property
+    def items(self) -> tuple[Array, npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Wound roll and save of one hit (kernel _pack_wound_save): every (wound value, save
+        value) pair as (probability, counters (n, 7), re-rollable Wound roll, re-rollable save)."""
+        wp, sp = self.wound_p, self.save_p
+        wv, sv = np.nonzero(np.outer(wp, sp))
+        crit = (wv >> 1) & 1
+        saveable = (wv & 1) | (crit & (0 if self.dev else 1))
+        c = np.zeros((wv.size, _N_COUNTERS), dtype=np.int64)
+        c[:, _WOUNDS] = (wv & 1) | crit
+        c[:, _CWOUNDS] = crit
+        c[:, _DEV] = crit if self.dev else 0
+        c[:, _UNSAVED] = saveable & sv & 1
+        return wp[wv] * sp[sv], c, (wv >> 2).astype(bool), (saveable & (sv >> 2)).astype(bool)
+
+    @cached_property
+    def item_probs(self) -> tuple[float, float, float, float]:
+        """P(a hit's Wound roll succeeds, is critical, is a Devastating critical, its save fails)."""
+        wp, sp = self.wound_p, self.save_p
+        crit = _BIT2
+        saveable = _BIT1 | (crit & (0 if self.dev else 1))
+        p_fail = float(sp @ _BIT1)
+        return (float(wp @ (_BIT1 | crit)), float(wp @ crit), float(wp @ crit) if self.dev else 0.0,
+                float(wp @ saveable) * p_fail)
+
+    def item_poly(self, ww: int, wcw: int, wd: int, wu: int) -> Array:
+        """One hit's Wound roll and save as a polynomial in the counter of weights (wounds,
+        critical wounds, devastating, unsaved) (kernel _pack_wound_save)."""
+        if not (ww or wcw or wd or wu):
+            return _ONE1
+        if ww + wcw + wd + wu == 1 or (ww, wcw, wd, wu) == (0, 0, 1, 1):  # 0 or 1 per hit
+            pw, pc, pd, pu = self.item_probs
+            p = ww * pw + wcw * pc + wd * pd + wu * pu
+            return np.array([1.0 - p, p])
+        crit = _BIT2
+        saveable = _BIT1 | (crit & (0 if self.dev else 1))
+        a = ww * (_BIT1 | crit) + (wcw + (wd if self.dev else 0)) * crit
+        e = a[:, None] + (wu * saveable)[:, None] * _BIT1[None, :]
+        return np.bincount(e.ravel(), weights=np.outer(self.wound_p, self.save_p).ravel())
+
+    @cached_property
+    def auto_poly(self) -> Array:
+        """A Lethal Hits automatic wound's save, in the unsaved counter."""
+        p = float(self.save_p @ _BIT1)
+        return np.array([1.0 - p, p])
+
+    @cached_property
+    def sus_items(self) -> list[tuple[int, float]]:
+        return [(int(s), float(self.sus[s])) for s in np.flatnonzero(self.sus)]
+
+    @cached_property
+    def wound_fresh(self) -> list[int]:
+        return (self.st[_S_WOUND, _LONE] & 3).tolist()
+
+    @cached_property
+    def save_fresh(self) -> Array:
+        return np.bincount(self.st[_S_SAVE, _LONE] & 3, minlength=4) / 6.0
+
+    @cached_property
+    def sus(self) -> Array:
+        """pmf of the Sustained Hits extra hits of one Critical Hit."""
+        r = self.raw(_R_SUSTAINED)
+        return np.bincount(self.maps[_R_SUSTAINED, :r.size], weights=r)
+
+    @cached_property
+    def fnp_lost(self) -> float:
+        """Feel No Pain: probability that one point is lost (a lone die whose value is 0)."""
+        return float(np.count_nonzero(self.st[_S_FNP, _LONE] == 0)) / 6.0 if self.fnp else 1.0
+
+
+# --- attacks (R-1) ----------------------------------------------------------------------------
+def _attacks(t: _Tables) -> Array:
+    """pmf of the number of attacks of the unit (kernel: one Attacks roll per firing model)."""
+    n = t.firing
+    if not any(t.rolls[_R_ATTACKS]):  # no dice: the kernel's fixed number of attacks
+        out = np.zeros(n * int(t.maps[_R_ATTACKS, 0]) + 1)
+        out[-1] = 1.0
+        return out
+    r = t.raw(_R_ATTACKS)
+    vm = t.maps[_R_ATTACKS, :r.size]
+    pv = np.bincount(vm, weights=r)
+    below = (t.rflags[_R_ATTACKS, :r.size] & _RF_BELOW) != 0
+    if t.command != _C_ATTACKS or not below.any():
+        return _npower(pv, n)
+    # R-3.7 (M14): the lowest model's roll (the first lowest) is re-rolled if below average.
+    pb = np.bincount(vm, weights=r * below, minlength=pv.size)
+    out = np.zeros(1)
+    for v in np.flatnonzero(pv).tolist():
+        ge = pv.copy()
+        ge[:v] = 0.0
+        if not pb[v:].any():  # no value left that is re-rolled: P(total, lowest >= v)
+            out = _add(out, _npower(ge, n))
+            break
+        gt = ge.copy()
+        gt[v] = 0.0
+        e = np.zeros(v + 1)
+        e[v] = pv[v]
+        m = e  # P(total, lowest = v) for k models: sum_j gt^j e ge^(k-1-j)
+        gk = _ONE1
+        for _ in range(n - 1):
+            gk = np.convolve(gk, ge)
+            m = _add(np.convolve(gt, m), np.convolve(e, gk))
+        frac = pb[v] / pv[v]  # P(that model's roll is flagged | its value is v)
+        if frac < 1.0:
+            out = _add(out, m * (1.0 - frac))
+        if frac > 0.0:
+            out = _add(out, np.convolve(m[v:], pv) * frac)
+    return out
+
+
+# --- one attack as a generating function (R-2 .. R-7) -----------------------------------------
+def _plain_attack(t: _Tables, wt: npt.NDArray[np.int64]) -> Array:
+    """One attack's generating function in one tracked counter when no Command Re-roll can
+    change it (the fast path; :func:`_attack_gf` is the general one)."""
+    wh, wc, ww, wcw, wl, wd, wu = wt[:, 0].tolist()
+    item = t.item_poly(ww, wcw, wd, wu)
+    if t.torrent:  # R-1.6: every attack hits, never critically
+        return _shift(item, (wh,))
+    auto = t.auto_poly if (t.lethal and wu) else _ONE1
+    trivial = item.size == 1
+    powers = [_ONE1, item]
+    for _ in range(t.max_items - 1):
+        powers.append(_ONE1 if trivial else np.convolve(powers[-1], item))
+    sus = None
+    if t.sus_items:
+        size = max(s * wh + powers[s].size for s, _ in t.sus_items)
+        sus = np.zeros(size)
+        for s, q in t.sus_items:
+            e = s * wh
+            sus[e:e + powers[s].size] += q * powers[s]
+    terms = []
+    size = 1
+    for h1, h2, p in t.hit_list:
+        lethal = h2 if t.lethal else 0
+        g = powers[h1 + h2 - lethal]
+        for _ in range(lethal):
+            g = np.convolve(g, auto)
+        for _ in range(h2):
+            g = np.convolve(g, sus)
+        e = (h1 + h2) * wh + h2 * wc + lethal * (wl + ww)
+        terms.append((e, g, p))
+        size = max(size, e + g.size)
+    out = np.zeros(size)
+    out[0] = t.p_no_hit
+    for e, g, p in terms:
+        out[e:e + g.size] += g * p
+    return out
+
+
+def _exps(c: npt.NDArray[np.int64], wt: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Exponents of counter rows ``c`` (n, 7) under the tracking weights ``wt`` (7, ndim)."""
+    return c @ wt
+
+
+def _item_gf(t: _Tables, wt: npt.NDArray[np.int64], cmd: int) -> _Tri:
+    """One hit that rolls to wound: Wound roll and saving throw (kernel _wound_and_save)."""
+    ndim = wt.shape[1]
+    p, c, wound_fr, save_fr = t.items
+    e = _exps(c, wt)
+    full = _poly(p, e, ndim)
+    if cmd == _C_WOUND and wound_fr.any():
+        # The kernel's re-rolled Wound roll: a lone die; a success that is not a Devastating
+        # Critical Wound rolls its save as a (die, re-roll die) pair.
+        (sv,) = np.nonzero(t.save_p)
+        f = np.zeros((1,) * ndim)
+        for o in t.wound_fresh:
+            c1 = np.zeros((1, _N_COUNTERS), dtype=np.int64)
+            if o:
+                c1[0, _WOUNDS] = 1
+                c1[0, _CWOUNDS] = o >> 1
+                if not (t.dev and o == 2):
+                    cs = np.repeat(c1, sv.size, axis=0)
+                    cs[:, _UNSAVED] = sv & 1
+                    f = _add(f, _poly(t.save_p[sv] / 6.0, _exps(cs, wt), ndim))
+                    continue
+                c1[0, _DEV] = 1
+            f = _add(f, _poly(np.full(1, 1 / 6.0), _exps(c1, wt), ndim))
+        au = _conv(_poly(p[wound_fr], e[wound_fr], ndim), f)
+        return _Tri(_poly(p[~wound_fr], e[~wound_fr], ndim), au, full)
+    if cmd == _C_SAVE and save_fr.any():
+        return _Tri(_poly(p[~save_fr], e[~save_fr], ndim), _save_reroll(t, p[save_fr], c[save_fr], wt), full)
+    return _Tri(full)
+
+
+def _save_reroll(t: _Tables, p: Array, c: npt.NDArray[np.int64], wt: npt.NDArray[np.int64]) -> Array:
+    """Wounds whose failed save takes the Command Re-roll: ``unsaved -= 1 - o``, o a lone die."""
+    ndim = wt.shape[1]
+    out = np.zeros((1,) * ndim)
+    for o in np.flatnonzero(t.save_fresh).tolist():
+        c2 = c.copy()
+        c2[:, _UNSAVED] += o - 1
+        if (c2 < 0).any():
+            raise NotExactError("R-3.7: a Command Re-roll of a save that did not fail", where="tables")
+        out = _add(out, _poly(p * t.save_fresh[o], _exps(c2, wt), ndim))
+    return out
+
+
+def _auto_gf(t: _Tables, wt: npt.NDArray[np.int64], cmd: int) -> _Tri:
+    """A Lethal Hits automatic wound: its saving throw (kernel: _count_rolls on the SAVE row)."""
+    ndim = wt.shape[1]
+    (av,) = np.nonzero(t.save_p)
+    p = t.save_p[av]
+    c = np.zeros((av.size, _N_COUNTERS), dtype=np.int64)
+    c[:, _UNSAVED] = av & 1
+    e = _exps(c, wt)
+    full = _poly(p, e, ndim)
+    fr = (av >> 2).astype(bool)
+    if cmd == _C_SAVE and fr.any():
+        return _Tri(_poly(p[~fr], e[~fr], ndim), _save_reroll(t, p[fr], c[fr], wt), full)
+    return _Tri(full)
+
+
+def _attack_gf(t: _Tables, wt: npt.NDArray[np.int64]) -> _Tri:
+    """One attack: Hit roll, Critical-Hit effects, then each hit's Wound roll and save, with the
+    Command Re-roll of a Hit roll, Wound roll or save (the general path)."""
+    ndim = wt.shape[1]
+    item_level = bool(wt[list(_ITEM_LEVEL)].any())
+    cmd = t.command
+    item_cmd = cmd if cmd in (_C_WOUND, _C_SAVE) and item_level else _C_NONE
+    one = _one(ndim)
+    if item_level:
+        item = _item_gf(t, wt, item_cmd)
+        auto = _auto_gf(t, wt, item_cmd) if t.lethal else one
+    else:
+        item = auto = one
+    powers = [one, item]
+
+    def ipow(k: int) -> _Tri:
+        while len(powers) <= k:
+            powers.append(powers[-1] * item)
+        return powers[k]
+
+    def mono(hits: int, crits: int = 0, lethal: int = 0) -> tuple[int, ...]:
+        c = np.zeros(_N_COUNTERS, dtype=np.int64)
+        c[_HITS], c[_CRITS], c[_LETHAL], c[_WOUNDS] = hits, crits, lethal, lethal
+        return tuple((c @ wt).tolist())
+
+    sus_cache: list[_Tri] = []
+
+    def sustained() -> _Tri:
+        if not sus_cache:
+            acc = None
+            for s in np.flatnonzero(t.sus).tolist():
+                term = ipow(s).scale(float(t.sus[s])).shift(mono(s))
+                acc = term if acc is None else acc + term
+            sus_cache.append(acc if acc is not None else one)
+        return sus_cache[0]
+
+    outcomes: dict[tuple[int, int], _Tri] = {}
+
+    def outcome(h1: int, h2: int) -> _Tri:
+        """h1 successful (bit 1) and h2 critical Hit rolls (kernel: hits + crits + extra - auto
+        roll to wound, auto = crits with Lethal Hits)."""
+        key = (h1, h2)
+        if key not in outcomes:
+            lethal = h2 if t.lethal else 0
+            g = ipow(h1 + h2 - lethal)
+            for _ in range(lethal):
+                g = g * auto
+            for _ in range(h2):
+                g = g * sustained()
+            outcomes[key] = g.shift(mono(h1 + h2, h2, lethal))
+        return outcomes[key]
+
+    if t.torrent:  # R-1.6: every attack hits, never critically; no Hit roll to re-roll
+        return outcome(1, 0)
+    groups = t.hit_groups
+    hit_cmd = cmd == _C_HIT and any(fr for (_, _, fr) in groups)
+    aa: _Tri | None = None
+    uu: _Tri | None = None
+    au: _Tri | None = None
+    for (h1, h2, fr), p in groups.items():
+        term = outcome(h1, h2).scale(p)
+        uu = term if uu is None else uu + term
+        if hit_cmd and fr:  # the kernel's fresh lone die: hits += o & 1, crits += o >> 1
+            for o in np.flatnonzero(t.hit_fresh).tolist():
+                x = outcome(h1 + (o & 1), h2 + (o >> 1)).scale(p * float(t.hit_fresh[o]))
+                au = x if au is None else au + x
+        elif hit_cmd:
+            aa = term if aa is None else aa + term
+    assert uu is not None
+    if not hit_cmd:
+        return uu
+    zero = np.zeros((1,) * ndim)
+    return _Tri(zero if aa is None else aa.aa, zero if au is None else au.aa, uu.aa)
+
+
+def _weights(*axes: tuple[int, ...]) -> npt.NDArray[np.int64]:
+    wt = np.zeros((_N_COUNTERS, len(axes)), dtype=np.int64)
+    for j, counters in enumerate(axes):
+        for c in counters:
+            wt[c, j] = 1
+    return wt
+
+
+def _counter(t: _Tables, p_attacks: Array, *axes: tuple[int, ...]) -> Array:
+    """pmf of the tracked counters (one per axis) over a whole attack sequence."""
+    wt = _weights(*axes)
+    item_level = bool(wt[list(_ITEM_LEVEL)].any())
+    cmd = t.command
+    if wt.shape[1] == 1 and _FAST and not ((cmd == _C_HIT and not t.torrent) or
+                                           (cmd in (_C_WOUND, _C_SAVE) and item_level)):
+        return _mix_plain(p_attacks, _plain_attack(t, wt))
+    return _mix(p_attacks, _attack_gf(t, wt), wt.shape[1])
+
+
+#: Use the fast path of _counter (tests switch it off to check the general path).
+_FAST = True
+
+
+def _mix_plain(w: Array, g: Array) -> Array:
+    """sum_n w[n] g^n for a 1D polynomial."""
+    nz = np.flatnonzero(w)
+    lo, hi = int(nz[0]), int(nz[-1])
+    if lo == hi:
+        return _npower(g, lo) * w[lo]
+    acc = np.full(1, w[hi])
+    for n in range(hi - 1, lo - 1, -1):
+        acc = np.convolve(acc, g)
+        acc[0] += w[n]
+    return np.convolve(acc, _npower(g, lo)) if lo else acc
+
+
+# --- damage (R-8), Feel No Pain, allocation (R-9) ---------------------------------------------
+def _damage_tri(t: _Tables) -> _Tri:
+    """Damage of one roll (before FNP), kernel _damage: stays available / spends the Command
+    Re-roll here / after it was spent."""
+    if not any(t.rolls[_R_DAMAGE]):  # no dice: any re-roll gives the same value
+        out = np.zeros(int(t.maps[_R_DAMAGE, 0]) + 1)
+        out[-1] = 1.0
+        return _Tri(out)
+    r = t.raw(_R_DAMAGE)
+    vm = t.maps[_R_DAMAGE, :r.size]
+    fl = t.rflags[_R_DAMAGE, :r.size]
+    size = int(vm.max()) + 1
+    fresh = np.bincount(vm, weights=r, minlength=size)
+    rr = (fl & _RF_REROLL) != 0
+    below = ((fl & _RF_BELOW) != 0) & ~rr
+    plain = ~rr & ~below
+    stay = np.bincount(vm[plain], weights=r[plain], minlength=size) + r[rr].sum() * fresh
+    pol = stay + np.bincount(vm[below], weights=r[below], minlength=size)
+    p_below = float(r[below].sum())
+    if t.command == _C_DAMAGE and p_below > 0:
+        return _Tri(stay, p_below * fresh, pol)
+    return _Tri(pol)
+
+
+def _fnp_tri(t: _Tables, d: _Tri) -> _Tri:
+    """R-8.5: each point is lost with probability ``fnp_lost`` (binomial thinning)."""
+    if not t.fnp:
+        return d
+    size = max(d.aa.size, d.uu.size, 0 if d.au is None else d.au.size)
+    q = t.fnp_lost
+    b = np.zeros((size, size))
+    b[0, 0] = 1.0
+    for k in range(1, size):
+        b[k, :k + 1] = np.convolve(b[k - 1, :k], [1.0 - q, q])
+
+    def thin(a: Array) -> Array:
+        return a @ b[:a.size]
+
+    if d.plain:
+        return _Tri(thin(d.aa))
+    return _Tri(thin(d.aa), None if d.au is None else thin(d.au), thin(d.uu))
+
+
+def _sum_rolls(k_dist: Array, d: _Tri) -> Array:
+    """Damage summed over K rolls (uncapped), K ~ k_dist."""
+    if d.plain and d.aa[-1] == 1.0:  # a fixed value v
+        v = d.aa.size - 1
+        if v == 0:
+            return _ONE1
+        out = np.zeros((k_dist.size - 1) * v + 1)
+        out[::v] = k_dist
+        return out
+    if d.plain:
+        return _mix_plain(k_dist, d.aa)
+    return _mix(k_dist, d, 1)
+
+
+class _Alloc:
+    """Transitions of the remaining wounds R of a unit of ``models`` models of ``w`` wounds for
+    one damage roll (R-9.1, R-9.2: one model at a time, excess lost; ``spill``: carried over)."""
+
+    def __init__(self, models: int, w: int) -> None:
+        self.models, self.w = models, w
+        self.size = models * w + 1
+        r = np.arange(self.size)
+        self.room = np.where(r > 0, (r - 1) % w + 1, 0)
+
+    def _dest(self, n: int, spill: bool) -> npt.NDArray[np.int64]:
+        """R after a roll of d = 0..n-1 points, for every R: (states, n)."""
+        r = np.arange(self.size)[:, None]
+        d = np.arange(n)[None, :]
+        return np.maximum(r - d, 0) if spill else r - np.minimum(d, self.room[:, None])
+
+    def matrix(self, a: Array, spill: bool) -> Array:
+        s = self.size
+        idx = (np.arange(s)[:, None] * s + self._dest(a.size, spill)).ravel()
+        return np.bincount(idx, weights=np.broadcast_to(a, (s, a.size)).ravel(), minlength=s * s).reshape(s, s)
+
+    def ops(self, d: _Tri, spill: bool) -> tuple[Array, Array | None, Array]:
+        stay = self.matrix(d.aa, spill)
+        if d.plain:
+            return stay, None, stay
+        use = None if d.au is None else self.matrix(d.au, spill)
+        return stay, use, self.matrix(d.uu, spill)
+
+    def step(self, a: Array) -> Callable[[Array], Array]:
+        """v -> v . T(a) for row vectors (dense for small units, scattered for large ones)."""
+        if self.size <= _DENSE_STATES:
+            m = self.matrix(a, False)
+            return lambda v: v @ m
+        dest = self._dest(a.size, False).ravel()
+        s = self.size
+        return lambda v: np.bincount(dest, weights=np.outer(v, a).ravel(), minlength=s)
+
+    def final(self, k_dist: Array, d: _Tri) -> Array:
+        """State distribution after K rolls, K ~ k_dist (excess lost)."""
+        stay = self.step(d.aa)
+        use = None if d.plain or d.au is None else self.step(d.au)
+        pol = stay if d.plain else self.step(d.uu)
+        va = np.zeros(self.size)
+        va[-1] = 1.0
+        vu = None
+        res = k_dist[0] * va
+        for n in range(1, k_dist.size):
+            if use is None:
+                va = stay(va)
+                if vu is not None:
+                    vu = pol(vu)
+            else:
+                va, vu = stay(va), use(va) if vu is None else use(va) + pol(vu)
+            if k_dist[n]:
+                res = res + k_dist[n] * (va if vu is None else va + vu)
+        return res
+
+    def outcome(self, state: Array) -> tuple[Array, Array]:
+        """(damage pmf, models destroyed pmf) from the distribution of R."""
+        r = np.arange(self.size)
+        damage = state[::-1].copy()
+        models = np.bincount(self.models - (r + self.w - 1) // self.w, weights=state, minlength=self.models + 1)
+        return damage, models
+
+
+def _block(stay: Array, use: Array | None, pol: Array) -> Array:
+    """The transition of (state, Command Re-roll available) row vectors: [[stay, use], [0, pol]]."""
+    if use is None:
+        return stay
+    s = stay.shape[0]
+    out = np.zeros((2 * s, 2 * s))
+    out[:s, :s], out[:s, s:], out[s:, s:] = stay, use, pol
+    return out
+
+
+def _spill_state(t: _Tables, p_attacks: Array, d: _Tri, alloc: _Alloc) -> Array:
+    """R-6.4 (2023 text): every normal attack, then the Devastating ones spilling over.
+
+    Needs P(unsaved u, devastating p) only through start . Tn^u . Td^p (Tn, Td: one damage roll
+    on the remaining wounds, with the Command Re-roll flag when it matters), so the attacks are
+    mixed with the rows x(p) = sum_u P(u, p) start . Tn^u kept as a (p, states) matrix instead of
+    the full (u, p) joint."""
+    wt = _weights((_UNSAVED,), (_DEV,))
+    g = _attack_gf(t, wt)
+    tn = _block(*alloc.ops(d, False))
+    td = _block(*alloc.ops(d, True))
+    states = tn.shape[0]
+    n_max = p_attacks.size - 1
+    p_max = n_max * (g.uu.shape[1] - 1) + 1
+    work = float(n_max) * p_max * states * (states * g.uu.shape[0] + np.count_nonzero(g.uu)) * (1 if g.plain else 3)
+    if work > _MAX_SPILL_WORK:
+        raise NotExactError(f"R-6.4 (2023 text): Devastating Wounds spilling over with up to {n_max} attacks is too "
+                            "large to compute exactly", where="--method exact")
+    start = np.zeros(states)
+    start[alloc.size - 1] = 1.0
+
+    def times(x: Array, poly: Array) -> Array:
+        """x(p) . poly(Tn, p): rows by devastating count."""
+        out = np.zeros((x.shape[0] + poly.shape[1] - 1, states))
+        power = x
+        for i in range(poly.shape[0]):
+            if i:
+                power = power @ tn
+            for j in np.flatnonzero(poly[i]).tolist():
+                out[j:j + x.shape[0]] += poly[i, j] * power
+        return out
+
+    # Horner with right multiplication: [R_a, R_u] = [1, 0] . sum_n w_n G^n (G: [[aa, au], [0, uu]])
+    ra = p_attacks[-1] * start[None, :]
+    ru = np.zeros((1, states))
+    for n in range(n_max - 1, -1, -1):
+        if g.plain:
+            ra = times(ra, g.aa)
+        else:
+            aa, au = times(ra, g.aa), times(ra, g.au if g.au is not None else np.zeros((1, 1)))
+            ra, ru = aa, _add(au, times(ru, g.uu))
+        ra[0] += p_attacks[n] * start
+    rows = ra if g.plain else _add(ra, ru)
+    acc = rows[-1]
+    for p in range(rows.shape[0] - 2, -1, -1):
+        acc = acc @ td + rows[p]
+    return acc if states == alloc.size else acc[:alloc.size] + acc[alloc.size:]
+
+
+# --- Hazardous (R-9.7) ------------------------------------------------------------------------
+def _hazardous(t: _Tables) -> tuple[Array, Array]:
+    q = min(6, max(0, t.haz_fnp - 1)) / 6.0  # a point is lost unless the FNP die is >= haz_fnp
+    x = np.zeros(4)
+    x[0] = 5 / 6
+    b = _ONE1
+    for _ in range(3):
+        b = np.convolve(b, [1.0 - q, q])
+    x += b / 6.0
+    if t.haz_w == 0:
+        return _npower(x, t.firing), _ONE1
+    alloc = _Alloc(t.firing, t.haz_w)
+    counts = np.zeros(t.firing + 1)
+    counts[-1] = 1.0
+    return alloc.outcome(alloc.final(counts, _Tri(x)))
+
+
+# --- the engine -------------------------------------------------------------------------------
+def run(inputs: KernelInputs, *, stages: bool = True) -> DamageResult:
+    """The exact distributions of what ``inputs`` does (see the module docstring).
+
+    Returns a DamageResult with method "exact": damage (wounds lost by the target after Feel No
+    Pain and allocation), models destroyed, the per-stage breakdown (``stages``) and the
+    Hazardous distributions, with exactly the Monte Carlo kernel's definitions.
+
+    Raises:
+        NotExactError: for a scenario too large to compute exactly (the 2023 spill-over of
+        Devastating Wounds with very many attacks).
+    """
+    start = time.perf_counter()
+    t = _Tables(inputs)
+    p_attacks = _attacks(t)
+    limited = t.wounds > 0
+    d_before = _damage_tri(t)
+    d_after = _fnp_tri(t, d_before)
+    unsaved = devastating = None
+    k_dist = _counter(t, p_attacks, (_UNSAVED, _DEV))  # damage rolls: unsaved + devastating attacks
+    if not t.dev:
+        unsaved, devastating = k_dist, _ONE1
+    if limited:
+        alloc = _Alloc(t.models, t.wounds)
+        if t.dev and t.spill:
+            state = _spill_state(t, p_attacks, d_after, alloc)
+        else:  # excess lost: a Devastating attack is allocated like a normal one (R-6.4)
+            state = alloc.final(k_dist, d_after)
+        damage, models = alloc.outcome(state)
+        after = None
+    else:
+        damage = after = _sum_rolls(k_dist, d_after)
+        models = _ONE1
+    breakdown: dict[str, Distribution] = {}
+    if stages:
+        # Kernel identities: TORRENT: hits = attacks, no crits; auto = crits with Lethal Hits;
+        # pending = critical wounds with Devastating Wounds (a re-rolled Wound roll included).
+        hits = p_attacks if t.torrent else _counter(t, p_attacks, (_HITS,))
+        crits = _ONE1 if t.torrent else _counter(t, p_attacks, (_CRITS,))
+        lethal = crits if t.lethal else _ONE1
+        crit_wounds = _counter(t, p_attacks, (_CWOUNDS,))
+        if unsaved is None:
+            unsaved, devastating = _counter(t, p_attacks, (_UNSAVED,)), crit_wounds
+        before = _sum_rolls(k_dist, d_before)
+        if after is None:
+            after = _sum_rolls(k_dist, d_after) if t.fnp else before
+        values = (p_attacks, hits, crits, _counter(t, p_attacks, (_WOUNDS,)), crit_wounds, lethal, devastating,
+                  unsaved, before, after)
+        breakdown = {key: _trim(v) for key, v in zip(_STAGE_KEYS, values)}
+    hazard = hazard_models = None
+    if t.hazardous:
+        lost, dead = _hazardous(t)
+        hazard, hazard_models = _trim(lost), _trim(dead)
+    seconds = time.perf_counter() - start
+    return DamageResult(method="exact", trials=None, seed=None, damage=_trim(damage), models_destroyed=_trim(models),
+                        target_models=int(inputs.target_models), seconds=seconds, stages=breakdown,
+                        hazardous=hazard, hazard_models=hazard_models)
