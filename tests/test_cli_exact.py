@@ -98,3 +98,19 @@ def test_disagreement_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
             "--seed", "4", "-f", "json")
     assert r.exit_code == 3, r.output
     assert "DISAGREE" in r.stderr and json.loads(r.stdout)["agreement"]["agrees"] is False
+
+
+def test_not_exact_is_one_line_and_both_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mathhammer.engine import exact
+
+    monkeypatch.setattr(exact, "_MAX_SPILL_WORK", 1.0)  # make the 2023 spill-over "too large"
+    args = ["shoot", "A 2D6 BS3+ S8 AP-2 D D6 [DEVASTATING WOUNDS]", "-n", "3", "-t", "T4 SV3+ W3 MODELS10",
+            "--rules", "2023"]
+    r = run(*args, "--exact")
+    assert r.exit_code == 1 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: --method exact: R-6.4 (2023 text)")
+    r = run(*args, "--method", "both", "--trials", "20000", "--seed", "1", "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["method"] == "monte-carlo"
+    assert "Monte Carlo alone" in r.stderr
