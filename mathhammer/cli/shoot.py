@@ -15,6 +15,20 @@ from ._io import ExitCode, emit_json, emit_view, handle_errors, warn
 WeaponArg = Annotated[str, typer.Argument(help="Weapon: a profile name (e.g. railgun), a unit with one such weapon, or inline like 'A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]'.")]
 
 
+#: Command parameters by where they go: the run, the situation (Context flags), and the
+#: modifiers that profiles may also carry (None = not given, so a profile value stands).
+_RUN = ("trials", "seed", "threads", "target_models", "exact", "method")
+_SHOOT_FLAGS = ("models", "cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll",
+                "rules")
+_FIGHT_FLAGS = ("models", "charged", "command_reroll", "rules")
+_MODIFIERS = ("hit_mod", "wound_mod", "save_mod", "damage_mod", "bs_improve", "ap_improve", "crit_hit", "crit_wound",
+              "reroll_hits", "reroll_wounds", "reroll_damage", "reroll_saves")
+
+
+def _pick(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {("firing_models" if n == "models" else n): values[n] for n in names}
+
+
 def _method(exact: bool, method: Method | None) -> Method:
     if exact and method not in (None, Method.EXACT):
         raise InputError("--exact means --method exact", where="--method", value=method.value if method else None,
@@ -32,11 +46,12 @@ def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: b
     from ..resolve import build_context, resolve_target, resolve_weapon
 
     check_trials(run["trials"])
+    method = _method(run["exact"], run["method"])
     lib = load_library(profiles or ())
     w, unit = resolve_weapon(lib, weapon, melee=melee)
     t, target_unit, notes = resolve_target(lib, target, models=run["target_models"])
     ctx, merged = build_context({**mods, **flags, "melee": melee}, weapon=w, attacker=unit, target_unit=target_unit)
-    result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), method=run["method"],
+    result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), method=method,
                      trials=run["trials"], seed=run["seed"], threads=run["threads"], notes=notes, merged=merged)
     for message in result.provenance["warnings"]:
         warn(message)
@@ -89,16 +104,9 @@ def shoot(
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """What does this ranged weapon do to that target? Mean, spread, histogram, models destroyed."""
-    _attack(False, weapon, target, fmt, explain,
-            {"trials": trials, "seed": seed, "threads": threads, "target_models": target_models,
-             "method": _method(exact, method)},
-            {"firing_models": models, "cover": cover, "half_range": half_range, "stationary": stationary,
-             "not_visible": not_visible, "overwatch": overwatch, "charged": charged,
-             "command_reroll": command_reroll, "rules": rules},
-            {"hit_mod": hit_mod, "wound_mod": wound_mod, "save_mod": save_mod, "damage_mod": damage_mod,
-             "bs_improve": bs_improve, "ap_improve": ap_improve, "crit_hit": crit_hit, "crit_wound": crit_wound,
-             "reroll_hits": reroll_hits, "reroll_wounds": reroll_wounds, "reroll_damage": reroll_damage,
-             "reroll_saves": reroll_saves}, profiles)
+    values = locals()
+    _attack(False, weapon, target, fmt, explain, _pick(values, _RUN), _pick(values, _SHOOT_FLAGS),
+            _pick(values, _MODIFIERS), profiles)
 
 
 @handle_errors
@@ -132,11 +140,6 @@ def fight(
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """What does this melee weapon do to that target? WS, no cover, ranged-only invulnerable saves ignored."""
-    _attack(True, weapon, target, fmt, explain,
-            {"trials": trials, "seed": seed, "threads": threads, "target_models": target_models,
-             "method": _method(exact, method)},
-            {"firing_models": models, "charged": charged, "command_reroll": command_reroll, "rules": rules},
-            {"hit_mod": hit_mod, "wound_mod": wound_mod, "save_mod": save_mod, "damage_mod": damage_mod,
-             "bs_improve": bs_improve, "ap_improve": ap_improve, "crit_hit": crit_hit, "crit_wound": crit_wound,
-             "reroll_hits": reroll_hits, "reroll_wounds": reroll_wounds, "reroll_damage": reroll_damage,
-             "reroll_saves": reroll_saves}, profiles)
+    values = locals()
+    _attack(True, weapon, target, fmt, explain, _pick(values, _RUN), _pick(values, _FIGHT_FLAGS),
+            _pick(values, _MODIFIERS), profiles)
