@@ -181,6 +181,9 @@ def _check(m: Matchup) -> None:
     if ctx.overwatch and "TITANIC" in t.keywords:
         raise MatchupError("Fire Overwatch cannot target a TITANIC unit (R-2.9)", where="--overwatch",
                            value=t.name)
+    if ctx.not_visible and ctx.melee:
+        raise MatchupError("a melee attack needs no visibility: INDIRECT FIRE is for ranged attacks (R-2.7)",
+                           where="--not-visible", value="fight")
     if ctx.not_visible and not w.has(Ability.INDIRECT_FIRE):
         raise MatchupError("a target that is not visible can only be shot with INDIRECT FIRE (R-2.7)",
                            where="--not-visible", value=w.name)
