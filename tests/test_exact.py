@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from mathhammer.codes import StageCount
 from mathhammer.compile import compile_matchup
 from mathhammer.engine import exact
 from mathhammer.errors import MatchupError, NotExactError
@@ -195,6 +196,7 @@ def test_exact_matches_oracle(name: str) -> None:
 
 def _random_scenario(rng: random.Random) -> S:
     bs = rng.choice([None, 2, 3, 4, 5, 6])
+    melee = rng.random() < 0.1
     return S(
         attacks=rng.choice(["1", "2", "3", "D3"]), models_firing=rng.choice([1, 1, 1, 2]), bs=bs,
         hit_mod=rng.choice([-2, -1, 0, 0, 1]), reroll_hits=rng.choice(["none", "ones", "failed", "non_crit", "best"]),
@@ -206,15 +208,16 @@ def _random_scenario(rng: random.Random) -> S:
         damage=rng.choice(["1", "2", "D3", "D6", "D3+1", "2D3"]), fnp=rng.choice([None, None, 5, 6]),
         target_models=rng.choice([1, 2, 3, 5]), target_wounds=rng.choice([None, 1, 2, 3, 4]),
         crit_hit=rng.choice([6, 6, 5]), crit_wound=rng.choice([6, 6, 5]), anti=rng.choice([None, None, 4]),
-        reroll_damage=rng.choice(["none", "ones", "below_average"]), reroll_saves=rng.choice(["none", "ones", "failed"]),
+        reroll_damage=rng.choice(["none", "ones", "below_average"]),
+        reroll_saves=rng.choice(["none", "ones", "failed"]),
         command_reroll=rng.choice(["none", "hit", "wound", "save", "damage", "attacks"]), blast=rng.random() < 0.15,
         rapid_fire=rng.choice(["0", "0", "0", "1"]), rules=rng.choice(["current", "2023"]),
         half_damage=rng.random() < 0.1, damage_reduction=rng.choice([0, 0, 1]), melta=rng.choice([0, 0, 2]),
         overwatch=bs is not None and rng.random() < 0.1, stealth=rng.random() < 0.1,
         heavy_stationary=rng.random() < 0.1, save_mod=rng.choice([0, 0, 1, -1]), ignores_cover=rng.random() < 0.1,
-        bs_improve=rng.choice([0, 0, 1]), indirect=bs is not None and rng.random() < 0.1,
+        bs_improve=rng.choice([0, 0, 1]), indirect=bs is not None and not melee and rng.random() < 0.1,
         lance_charged=rng.random() < 0.1, ap_improve=rng.choice([0, 0, 1]), damage_mod=rng.choice([0, 0, 1, -1]),
-        melee=rng.random() < 0.1, invuln_ranged_only=rng.random() < 0.2)
+        melee=melee, invuln_ranged_only=rng.random() < 0.2)
 
 
 def _valid_random_scenario(rng: random.Random) -> S:
@@ -235,13 +238,25 @@ def test_exact_matches_oracle_random_scenarios(seed: int) -> None:
     _check_oracle(_valid_random_scenario(rng), stages=seed % 2 == 0)
 
 
+def test_R_2_7_indirect_fire_is_ranged_only() -> None:
+    """A melee weapon with INDIRECT FIRE and Context(melee=True, not_visible=True): the oracle
+    ignores Indirect Fire in melee (a ranged ability); compile.py used to apply it (-1 to hit,
+    unmodified 1-3 fail) and now refuses the matchup. Either is consistent; applying it is not."""
+    s = S(attacks="2", bs=3, melee=True, indirect=True, save=4)
+    try:
+        compile_matchup(matchup(s))
+    except MatchupError:
+        return
+    _check_oracle(s)
+
+
 def test_general_path_equals_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast generating functions (no Command Re-roll) equal the general ones, on
     scenarios larger than the oracle can afford."""
     rng = random.Random(7)
     for _ in range(40):
-        s = replace(_valid_random_scenario(rng), attacks=rng.choice(["D6", "2D6", "4"]), models_firing=rng.choice([1, 3]),
-                    command_reroll=rng.choice(["none", "damage", "attacks"]))
+        s = replace(_valid_random_scenario(rng), attacks=rng.choice(["D6", "2D6", "4"]),
+                    models_firing=rng.choice([1, 3]), command_reroll=rng.choice(["none", "damage", "attacks"]))
         inputs = compile_matchup(matchup(s)).inputs
         fast = exact.run(inputs)
         monkeypatch.setattr(exact, "_FAST", False)
@@ -273,7 +288,7 @@ def test_result_contract() -> None:
     r = _run(s)
     assert r.method == "exact" and r.trials is None and r.seed is None and r.seconds > 0
     assert r.target_models == 4 and r.hazardous is None and r.hazard_models is None
-    assert tuple(r.stages) == STAGE_KEYS
+    assert tuple(r.stages) == STAGE_KEYS == tuple(name.lower() for name in StageCount.__members__)
     for d in [r.damage, r.models_destroyed, *r.stages.values()]:
         p = d.probabilities
         assert p.dtype == np.float64 and d.trials is None and d.sem() == 0.0
@@ -286,8 +301,8 @@ def test_exact_distributions_sum_to_one_on_large_scenarios() -> None:
     for w, t, ctx in [("A 2D6 BS3+ S8 AP-2 D D6+6", "T4 SV3+ W3 MODELS5 FNP5+", {}),
                       ("A D6+2 BS3+ S5 AP-1 D D3 [SUSTAINED HITS D3, LETHAL HITS, DEVASTATING WOUNDS]",
                        "T5 SV3+ W2 MODELS10 FNP6+", {"firing_models": 5, "command_reroll": CommandReroll.DAMAGE}),
-                      ("A3 BS4+ S4 AP0 D1 [TWIN-LINKED]", "T4 SV4+ W1 MODELS20", {"firing_models": 20,
-                                                                                 "command_reroll": CommandReroll.WOUND}),
+                      ("A3 BS4+ S4 AP0 D1 [TWIN-LINKED]", "T4 SV4+ W1 MODELS20",
+                       {"firing_models": 20, "command_reroll": CommandReroll.WOUND}),
                       ("A 2D6 BS3+ S6 AP-1 D2 [DEVASTATING WOUNDS]", "T4 SV3+ W2 MODELS10",
                        {"firing_models": 3, "rules": RulesVersion.V2023, "command_reroll": CommandReroll.SAVE})]:
         r = exact.run(compile_matchup(Matchup(weapon=parse_weapon(w), target=parse_target(t),
@@ -424,7 +439,8 @@ MC_CASES = {
     "two_d6_attacks_d6_plus_6_vs_5_w3_fnp": ("A 2D6 BS3+ S8 AP-2 D D6+6", "T4 SV3+ W3 MODELS5 FNP5+", {}),
     "spill_2023_command_wound": ("A D6 BS3+ S5 AP-1 D D3+1 [DEVASTATING WOUNDS, SUSTAINED HITS 1]",
                                  "T5 SV3+ W2 MODELS6 FNP6+",
-                                 {"firing_models": 3, "rules": RulesVersion.V2023, "command_reroll": CommandReroll.WOUND}),
+                                 {"firing_models": 3, "rules": RulesVersion.V2023,
+                                  "command_reroll": CommandReroll.WOUND}),
     "command_attacks_blast": ("A D6 BS4+ S4 AP0 D1 [BLAST]", "T4 SV5+ W1 MODELS10",
                               {"firing_models": 4, "command_reroll": CommandReroll.ATTACKS}),
     "command_damage_devastating_lethal": ("A 2D3 BS3+ S6 AP-1 D D6 [DEVASTATING WOUNDS, LETHAL HITS]",
