@@ -1,6 +1,6 @@
 """End-to-end figures of the command line, measured in fresh processes.
 
-- `mathhammer shoot railgun --target knight` wall time on a warm kernel cache (median);
+- `mathhammer shoot railgun --target knight` wall time on a warm kernel cache (median), and with --exact;
 - `mathhammer --help` wall time, and whether it imports numba (it must not);
 - peak memory (max RSS) of a 1e8-trial run.
 
@@ -15,8 +15,11 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-CMD = [sys.executable, "-m", "mathhammer"]
+# The installed console script next to this Python (what a user runs), else python -m.
+_SCRIPT = Path(sys.executable).with_name("mathhammer")
+CMD = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "mathhammer"]
 
 
 def wall(args: list[str], repeats: int) -> float:
@@ -44,6 +47,8 @@ def main() -> None:
     subprocess.run(CMD + shoot, check=True, stdout=subprocess.DEVNULL)  # warm the kernel cache
     print(f"shoot railgun --target knight (table): {wall(shoot, args.repeats):.3f} s median of {args.repeats}")
     print(f"shoot railgun --target knight -f json: {wall(shoot + ['-f', 'json'], args.repeats):.3f} s")
+    print(f"shoot ... --exact:                     {wall(shoot + ['--exact'], args.repeats):.3f} s")
+    print(f"shoot ... --exact -f json:             {wall(shoot + ['--exact', '-f', 'json'], args.repeats):.3f} s")
     print(f"--help:                                {wall(['--help'], args.repeats):.3f} s")
     probe = ("import sys\nfrom typer.testing import CliRunner\nfrom mathhammer.cli import app\n"
              "CliRunner().invoke(app, ['--help']); CliRunner().invoke(app, ['shoot', '--help'])\n"

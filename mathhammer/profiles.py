@@ -8,14 +8,14 @@ documented in ``docs/profiles.md``. Errors name the file, the YAML path and the 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
+import pickle
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from . import dice
 from .errors import ProfileError
@@ -26,8 +26,6 @@ __all__ = ["ENV_VAR", "SCHEMA_VERSION", "Library", "builtin_dirs", "dump_unit", 
 
 SCHEMA_VERSION = 1
 ENV_VAR = "MATHHAMMER_PROFILES"
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invulnerable", "feel_no_pain",
               "damage_reduction", "deadly_demise", "keywords", "weapons", "abilities", "modifiers"}
@@ -203,8 +201,10 @@ def load_file(path: Path, label: str | None = None) -> list[Unit]:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ProfileError(f"cannot read file: {e.strerror}", where=file) from None
+    import yaml  # here, not at the top: a warm start reads parsed profiles from the cache
+
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader (C when available)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         loc = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
@@ -318,8 +318,44 @@ def load_library(extra_dirs: Sequence[Path] = (), *, use_env: bool = True) -> Li
         if not d.is_dir():
             raise ProfileError("not a folder", where="--profiles" if d in extra_dirs else ENV_VAR, value=str(d))
         for f in sorted(d.glob("*.yaml")) + sorted(d.glob("*.yml")):
-            units += load_file(f, label=f"profiles/{f.name}" if d == dirs[0] else str(f))
+            units += _load_cached(f, label=f"profiles/{f.name}" if d == dirs[0] else str(f))
     return Library(units)
+
+
+CACHE_ENV_VAR = "MATHHAMMER_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Where parsed profiles are kept: $MATHHAMMER_CACHE_DIR, else $XDG_CACHE_HOME/mathhammer,
+    else ~/.cache/mathhammer."""
+    if os.environ.get(CACHE_ENV_VAR):
+        return Path(os.environ[CACHE_ENV_VAR])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mathhammer"
+
+
+def _load_cached(path: Path, label: str) -> list[Unit]:
+    """:func:`load_file`, remembering the parsed units (keyed by version, path, size and mtime) so
+    that start-up does not re-parse unchanged YAML. Files with errors are never cached; a cache
+    that cannot be read or written is ignored."""
+    from . import __version__
+
+    try:
+        st = path.stat()
+        key = hashlib.sha256(f"{__version__}|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:32]
+        cached = cache_dir() / "profiles" / f"{key}.pickle"
+        return list(pickle.loads(cached.read_bytes()))  # noqa: S301 - the user's own cache, written below
+    except Exception:  # noqa: BLE001 - any miss or damage: parse the file
+        pass
+    units = load_file(path, label)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps(units, protocol=pickle.HIGHEST_PROTOCOL))
+        tmp.replace(cached)
+    except Exception:  # noqa: BLE001 - a read-only home is fine: just slower
+        pass
+    return units
 
 
 def dump_unit(u: Unit) -> dict[str, Any]:

@@ -34,8 +34,9 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _no_user_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_user_profiles(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     monkeypatch.delenv("MATHHAMMER_PROFILES", raising=False)
+    monkeypatch.setenv("MATHHAMMER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "mathhammer-cache"))
     monkeypatch.setenv("NO_COLOR", "1")
 
 

@@ -157,3 +157,23 @@ def test_every_statlines_unit_is_in_the_library(library: Library, shared_data: P
         for w in row.get("weapons", []):
             name = w[0].replace("➤ ", "")
             assert any(x.name.startswith(name) for x in unit.weapons), (row["unit"], name)
+
+
+def test_parsed_profiles_are_cached_and_invalidated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.setenv("MATHHAMMER_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    p = _write(folder, GOOD)
+    first = load_library([folder], use_env=False).find("testers", "unit")
+    assert list((tmp_path / "cache" / "profiles").glob("*.pickle"))
+    assert load_library([folder], use_env=False).find("testers", "unit") == first  # from the cache
+    p.write_text(GOOD.replace("points: 100", "points: 120"))
+    st = p.stat()
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert load_library([folder], use_env=False).find("testers", "unit").points == 120  # the edit is seen
+    p.write_text(GOOD.replace("T: 4", "T: four"))
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 2 * 10**9))
+    with pytest.raises(ProfileError):  # errors are never hidden by the cache
+        load_library([folder], use_env=False)

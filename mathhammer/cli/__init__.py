@@ -84,12 +84,40 @@ app.command("fight", no_args_is_help=True)(fight)
 app.add_typer(profiles_app, name="profiles")
 
 
+class _NoNumbaExtensions:
+    """An import hook giving ``numba.core.entrypoints`` a do-nothing ``init_all``."""
+
+    name = "numba.core.entrypoints"
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        from importlib.machinery import ModuleSpec
+
+        return ModuleSpec(fullname, self)
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        module.init_all = lambda: None
+
+
+def _skip_numba_extensions() -> None:
+    """Numba's start-up imports importlib.metadata (~45 ms) only to load third-party numba
+    extensions through entry points; mathhammer's kernels use none. In the command-line process
+    (never when mathhammer is imported as a library) that module is replaced by a stub."""
+    if "numba" not in sys.modules:
+        sys.meta_path.insert(0, _NoNumbaExtensions())
+
+
 def main() -> None:
     """Console-script entry point.
 
     Once numba is loaded, interpreter teardown (garbage-collecting numba's and LLVM's object
     graphs) costs 0.1-0.3 s; output is flushed and the process ends at once instead.
     """
+    _skip_numba_extensions()
     try:
         app()
     except SystemExit as e:
