@@ -158,3 +158,14 @@ def test_buffered_stream_is_the_splitmix64_sequence() -> None:
     assert np.array_equal(buf, seq) and after == s
     # splitmix64's published first output for seed 0 (Vigna's reference implementation)
     assert both(np.uint64(0))[0][0] == np.uint64(0xE220A8397B1DCDAF)
+
+
+def test_only_the_kernel_package_imports_numba() -> None:
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "mathhammer"
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if "kernel" not in p.relative_to(root).parts
+                 and re.search(r"^\s*(import numba|from numba)", p.read_text(), re.MULTILINE)]
+    assert offenders == []

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import secrets
-import sys
 import time
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -49,27 +47,6 @@ def check_trials(trials: int) -> None:
         raise InputError(f"must be between 1 and {MAX_TRIALS:,}", where="--trials", value=trials)
 
 
-def _announce_compile(kernel: Any, args: tuple[object, ...]) -> None:
-    """Print one line on stderr when the kernel is about to be compiled, not loaded from cache.
-
-    Peeks at numba's on-disk cache index (private API, best effort: on any surprise it assumes
-    a compile is coming and says so).
-    """
-    try:
-        from numba import typeof
-
-        sig = tuple(typeof(a) for a in args)
-        if sig in kernel.overloads:
-            return
-        cache = kernel._cache
-        key = cache._index_key(sig, kernel.targetctx.codegen())
-        if key in cache._cache_file._load_index():
-            return
-    except Exception:  # noqa: BLE001, S110 - numba internals may change; the message is harmless
-        pass
-    print("compiling kernels (first run only)…", file=sys.stderr, flush=True)
-
-
 def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: int | None = None,
         stages: bool = True) -> DamageResult:
     """Simulate ``trials`` attack sequences.
@@ -78,7 +55,7 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
         inputs: compiled tables.
         trials: number of trials, 1..MAX_TRIALS.
         seed: None draws one (and records it).
-        threads: numba threads (None: all cores); the result does not depend on it.
+        threads: kernel threads (None: all cores); the result does not depend on it.
         stages: also count the per-stage breakdown (costs about a fifth of the speed).
     """
     check_trials(trials)
@@ -86,14 +63,12 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
         seed = draw_seed()
     if seed < 0:
         raise InputError("must be 0 or positive", where="--seed", value=seed)
-    import numba
-
-    from ..kernel import simulate_chunks
+    from ..kernel import announce_compile, max_threads, set_threads, simulate_chunks
 
     if threads is not None:
-        if not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
-            raise InputError(f"must be between 1 and {numba.config.NUMBA_NUM_THREADS}", where="--threads", value=threads)
-        numba.set_num_threads(threads)
+        if not 1 <= threads <= max_threads():
+            raise InputError(f"must be between 1 and {max_threads()}", where="--threads", value=threads)
+        set_threads(threads)
     sizes = chunk_plan(trials)
     seeds = chunk_seeds(seed, sizes.size)
     n = sizes.size
@@ -108,7 +83,7 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
         params[Param.FLAGS] |= Flag.STAGES
     args = (inputs.stages, inputs.rolls, inputs.roll_maps, inputs.roll_flags, params, seeds, sizes,
             out_damage, out_models, inputs.stage_offsets, out_stages, out_hazard, out_hazard_models)
-    _announce_compile(simulate_chunks, args)
+    announce_compile(simulate_chunks, args)
     start = time.perf_counter()
     simulate_chunks(*args)
     seconds = time.perf_counter() - start
