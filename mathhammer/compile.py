@@ -57,7 +57,6 @@ class Plan:
     words: str
     explain: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
-    hazardous: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form of the thresholds."""
@@ -172,7 +171,7 @@ def _check(m: Matchup) -> None:
     w, t, ctx = m.weapon, m.target, m.context
     if w.melee and not ctx.melee:
         raise MatchupError("is a melee weapon; shoot resolves ranged attacks", where=f"weapon {w.name!r}",
-                           value=w.name, hint=f"use `mathhammer fight` for melee weapons")
+                           value=w.name, hint="use `mathhammer fight` for melee weapons")
     if not w.melee and ctx.melee:
         raise MatchupError("is a ranged weapon; fight resolves melee attacks", where=f"weapon {w.name!r}",
                            value=w.name, hint="use `mathhammer shoot` for ranged weapons")
@@ -209,6 +208,7 @@ class _Compiler:
         self.flags_rows = np.zeros((3, MAX_RAW + 1), dtype=np.int8)
         self.flags = Flag(0)
         self.info: dict[str, dict[str, Any]] = {}
+        self.last_modifier: dict[str, Any] = {}
 
     def run(self) -> Compiled:
         m, n = self.m, self.notes
@@ -595,8 +595,7 @@ class _Compiler:
                               damage_max=damage_max, target_models=t.models, hazard_max=3 * ctx.firing_models)
         n.rule("", "thresholds: " + self._words())
         plan = Plan(hit=self.info["hit"], wound=self.info["wound"], save=self.info["save"], damage=self.info["damage"],
-                    words=self._words(), explain=tuple(n.explain), warnings=tuple(n.warnings),
-                    hazardous=w.has(Ability.HAZARDOUS))
+                    words=self._words(), explain=tuple(n.explain), warnings=tuple(n.warnings))
         return Compiled(inputs, plan)
 
     def _words(self) -> str:

@@ -17,7 +17,7 @@ from functools import lru_cache
 from .errors import ProfileError
 from .model import DiceExpr
 
-__all__ = ["faces", "parse", "pmf", "try_parse"]
+__all__ = ["faces", "parse", "pmf"]
 
 _DICE_RE = re.compile(r"^(?:(?P<count>\d*)D(?P<sides>\d*))?(?:(?P<sign>\+)?(?P<plus>\d+))?$")
 _MAX_DICE = 12
@@ -58,13 +58,6 @@ def _checked(expr: DiceExpr, raw: str, where: str) -> DiceExpr:
         raise ProfileError(f"value larger than {_MAX_VALUE}", where=where, value=raw)
     return expr
 
-
-def try_parse(text: str) -> DiceExpr | None:
-    """Like :func:`parse` but returns ``None`` instead of raising."""
-    try:
-        return parse(text)
-    except ProfileError:
-        return None
 
 
 def faces(sides: int) -> tuple[int, ...]:

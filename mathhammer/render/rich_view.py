@@ -87,10 +87,8 @@ def stages_table(result: DamageResult) -> Table:
                   title_justify="left", title_style="bold")
     for col, just in (("", "left"), ("mean", "right"), ("sd", "right"), ("median", "right"), ("5–95%", "right")):
         table.add_column(col, justify=just)  # type: ignore[arg-type]
-    skip = set()
     plan = result.provenance.get("thresholds", {})
-    if not plan.get("hit", {}).get("automatic") is False:
-        skip.add("critical_hits")
+    skip = {"critical_hits"} if plan.get("hit", {}).get("automatic", True) else set()
     for name, label in _STAGE_LABELS.items():
         d = result.stages.get(name)
         if d is None or (name in skip) or (name in ("lethal", "devastating") and d.mean() == 0):
