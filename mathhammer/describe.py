@@ -29,7 +29,7 @@ def attacker_dict(m: Matchup) -> dict[str, Any]:
 
 def target_dict(t: Target) -> dict[str, Any]:
     """The JSON ``target`` object."""
-    return {"name": t.name, "models": t.models, "T": t.toughness, "Sv": t.save if t.save <= 6 else None,
+    return {"name": t.name, "models": t.models, "T": t.toughness, "Sv": t.save,
             "W": t.wounds, "invulnerable": t.invulnerable, "invulnerable_ranged_only": t.invulnerable_ranged_only,
             "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords)}
 
@@ -57,7 +57,7 @@ def weapon_line(w: Weapon) -> str:
 
 def target_line(t: Target) -> str:
     """``1 model, T11 Sv3+ W26, 5+ invulnerable (ranged only)``."""
-    sv = f"Sv{t.save}+" if t.save <= 6 else "no save"
+    sv = f"Sv{t.save}+"
     text = f"{t.models} model{'s' if t.models != 1 else ''}, T{t.toughness} {sv} W{t.wounds if t.wounds else '∞'}"
     if t.invulnerable:
         text += f", {t.invulnerable}+ invulnerable" + (" (ranged only)" if t.invulnerable_ranged_only else "")

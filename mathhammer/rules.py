@@ -159,7 +159,10 @@ class SaveChoice:
 
 
 def _needed(characteristic: int, modifier: int) -> int | None:
-    """Unmodified roll needed; a 1 always fails (R-7.5) so 2 is the floor; 7+ is impossible."""
+    """Unmodified roll needed; a 1 always fails (R-7.5) so 2 is the floor; above 6 is impossible.
+
+    A Save characteristic of 7 is an ordinary armour save (R-7.2): with a net +1 modifier (cover,
+    R-7.3) a 6 becomes 7 >= 7, so it passes on 6+."""
     need = max(2, characteristic - modifier)
     return need if need <= 6 else None
 
@@ -168,7 +171,7 @@ def choose_save(*, save: int, armour_modifier: int, invulnerable: int | None,
                 invulnerable_modifier: int) -> SaveChoice:
     """R-7.1: armour (modified by AP, cover, other) or invulnerable (not by AP/cover), whichever
     passes more often; ties go to armour. Both modifiers must already be capped at +1."""
-    armour = _needed(save, armour_modifier) if save <= 6 else None
+    armour = _needed(save, armour_modifier)
     inv = _needed(invulnerable, invulnerable_modifier) if invulnerable is not None else None
 
     def p(need: int | None) -> Fraction:

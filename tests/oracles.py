@@ -85,7 +85,7 @@ class Scenario:
     twin_linked: bool = False      # re-roll failed wound rolls; most permissive re-roll wins
     devastating: bool = False
     ap: int = 0                    # 0 or negative
-    save: int = 7                  # armour save characteristic (7 = no save possible)
+    save: int = 7                  # armour save characteristic (7+: passes only with a net +1, R-7.2)
     invuln: int | None = None
     cover: bool = False            # Benefit of Cover (+1 to ARMOUR saves only)
     ignores_cover: bool = False
@@ -509,8 +509,6 @@ def _cover_bonus(s: Scenario) -> int:
 
 
 def _armour_passes(s: Scenario, unmodified: int) -> bool:
-    if s.save >= 7:               # ORACLE CHOICE: Save 7 means "no armour save at all"
-        return False
     if unmodified == 1:           # unmodified 1 always fails
         return False
     # R-7.2 + R-0.3 (A2): AP + cover + other modifiers summed; net may not exceed +1.

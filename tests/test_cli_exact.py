@@ -114,3 +114,15 @@ def test_not_exact_is_one_line_and_both_falls_back(monkeypatch: pytest.MonkeyPat
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["method"] == "monte-carlo"
     assert "Monte Carlo alone" in r.stderr
+
+
+@pytest.mark.parametrize("extra", [["--cover"], ["--save-mod", "1"]])
+def test_R_7_2_save_7_plus_saves_on_6_with_a_net_plus_1(extra: list[str]) -> None:
+    # Per attack: hit 3+ (2/3), S4 vs T3 wounds on 3+ (2/3), Sv7+ with +1 fails on 1-5 (5/6),
+    # FNP 5+ lets 2/3 of the 1 damage through; W1 models, 10 of them, so no attack is lost:
+    # mean = 10 * 2/3 * 2/3 * 5/6 * 2/3 = 200/81.
+    r = run("shoot", "A10 BS3+ S4 AP0 D1", "-t", "T3 SV7+ W1 MODELS10 FNP5+", *extra, "--exact", "-f", "json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert abs(d["damage"]["mean"] - 200 / 81) < 1e-12
+    assert d["thresholds"]["save"]["needed"] == 6

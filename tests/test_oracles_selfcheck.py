@@ -148,7 +148,7 @@ def play(s: Scenario, d6, defer_devastating: bool = True) -> tuple[int, int]:
 
     # The save the defender picks: the lowest number needed on the die (1 always fails).
     cover = s.cover and not s.ignores_cover and not (s.save <= 3 and s.ap == 0)
-    armour_needed = 7 if s.save >= 7 else max(2, s.save - min(1, s.ap + int(cover) + s.save_mod))
+    armour_needed = max(2, s.save - min(1, s.ap + int(cover) + s.save_mod))  # Sv7+ needs a net +1
     invuln_needed = 7 if s.invuln is None else max(2, s.invuln - min(1, s.save_mod))
     save_needed = min(armour_needed, invuln_needed)
 
@@ -557,6 +557,14 @@ def test_R_7_3_benefit_of_cover() -> None:
     assert p_save(Scenario(save=7, invuln=4, cover=True)) == F(3, 6)
 
 
+def test_R_7_2_save_7_plus_with_cover_or_modifier() -> None:
+    # Sv7+ is an armour save like any other: a net +1 turns a 6 into a 7.
+    assert p_save(Scenario(save=7, cover=True)) == F(1, 6)
+    assert p_save(Scenario(save=7, save_mod=1)) == F(1, 6)
+    assert p_save(Scenario(save=7, ap=-1, cover=True)) == F(0)
+    assert p_save(Scenario(save=7)) == F(0)
+
+
 def test_R_7_4_ap_improved() -> None:
     assert p_save(Scenario(save=3, ap=-1)) == F(3, 6)
 
@@ -757,7 +765,7 @@ class LiteralPlayer:
         ap = min(0, s.ap - s.ap_improve)
         cover = (self.ranged and (s.cover or s.indirect) and not s.ignores_cover
                  and not (s.save <= 3 and ap == 0))
-        armour = 7 if s.save >= 7 else max(2, s.save - min(1, ap + int(cover) + s.save_mod))
+        armour = max(2, s.save - min(1, ap + int(cover) + s.save_mod))  # Sv7+ needs a net +1
         invuln_ok = s.invuln is not None and not (s.melee and s.invuln_ranged_only)
         invuln = max(2, s.invuln - min(1, s.save_mod)) if invuln_ok else 7
         return min(armour, invuln)

@@ -177,3 +177,17 @@ def test_no_save_possible() -> None:
     choice = rules.choose_save(save=6, armour_modifier=-2, invulnerable=None, invulnerable_modifier=0)
     assert choice.kind == "none" and choice.needed is None
     assert rules.save_fails(None)[1:] == (1,) * 6
+
+
+@pytest.mark.parametrize(("ap", "cover", "other", "needed"), [
+    (0, 1, 0, 6),     # cover on a 7+ save: a 6 + 1 = 7 >= 7
+    (0, 0, 1, 6),     # a +1 save modifier does the same (net capped at +1, R-0.3)
+    (0, 1, 1, 6),     # never better than +1 net
+    (-1, 1, 0, None),  # AP-1 cancels the cover: a 6 is 6 < 7
+    (0, 0, 0, None),  # unmodified: no die reaches 7
+])
+def test_R_7_2_save_7_plus_passes_only_with_a_net_plus_1(ap: int, cover: int, other: int, needed: int | None) -> None:
+    choice = rules.choose_save(save=7, armour_modifier=rules.save_roll_modifier(ap, cover, other), invulnerable=None,
+                               invulnerable_modifier=0)
+    assert choice.needed == needed
+    assert choice.kind == ("none" if needed is None else "armour")
