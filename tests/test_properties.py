@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from mathhammer import rules
 from mathhammer.compile import compile_matchup
 from mathhammer.describe import weapon_line
-from mathhammer.engine import montecarlo
+from mathhammer.engine import exact, montecarlo
 from mathhammer.model import RerollPolicy
 from mathhammer.notation import parse_target, parse_weapon
 
@@ -83,14 +83,42 @@ scenarios = st.builds(
 )
 
 
+def _exact_mean(s: oracles.Scenario) -> float:
+    """mathhammer's exact engine (not the oracle) on the scenario."""
+    return exact.run(compile_matchup(matchup(s)).inputs).damage.mean()
+
+
 @settings(max_examples=40)
 @given(scenarios)
 def test_better_bs_never_lowers_the_exact_mean(s: oracles.Scenario) -> None:
     if s.bs is None or s.bs == 2:
         return
-    worse = oracles.mean(oracles.damage_distribution(s))
-    better = oracles.mean(oracles.damage_distribution(replace(s, bs=s.bs - 1)))
-    assert better >= worse
+    assert _exact_mean(replace(s, bs=s.bs - 1)) >= _exact_mean(s) - 1e-12
+
+
+@settings(max_examples=40)
+@given(scenarios)
+def test_more_strength_never_lowers_the_exact_mean(s: oracles.Scenario) -> None:
+    assert _exact_mean(replace(s, strength=s.strength + 1)) >= _exact_mean(s) - 1e-12
+
+
+@settings(max_examples=40)
+@given(scenarios)
+def test_more_ap_never_lowers_the_exact_mean(s: oracles.Scenario) -> None:
+    if s.ap <= -6:
+        return
+    assert _exact_mean(replace(s, ap=s.ap - 1)) >= _exact_mean(s) - 1e-12
+
+
+@settings(max_examples=40)
+@given(scenarios)
+def test_exact_engine_is_a_distribution_matching_the_oracle(s: oracles.Scenario) -> None:
+    d = exact.run(compile_matchup(matchup(s)).inputs).damage
+    p = d.probabilities
+    assert np.all(p >= 0) and abs(p.sum() - 1) < 1e-12
+    expected = oracles.damage_distribution(s)
+    assert max(abs(float(expected.get(k, 0)) - p[k]) for k in range(p.size)) < 1e-12
+    assert all(k < p.size for k, q in expected.items() if q > 0)
 
 
 @settings(max_examples=40)
