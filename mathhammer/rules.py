@@ -1,6 +1,6 @@
 """Game arithmetic of the 10th-edition attack sequence, as plain functions.
 
-Each function names the rule of ``RULES.md`` it implements. Nothing here knows about arrays,
+Each function names the rule it implements (the ids of docs/rules.md). Nothing here knows about arrays,
 files or the command line. Die faces are indexed 1..6; tables have 7 entries, index 0 unused.
 """
 
