@@ -8,6 +8,7 @@ also a warning.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -18,10 +19,10 @@ import numpy.typing as npt
 from . import dice, rules
 from .codes import MAX_RAW, PAIRS, REROLLABLE, Command, Flag, Param, Roll, RollFlag, Stage, StageCount
 from .errors import MatchupError
-from .model import (Ability, CommandReroll, DamageReroll, DiceExpr, Matchup, RerollPolicy, RulesVersion,
-                    SaveReroll)
+from .limits import MAX_CHUNKS, MONTE_CARLO_MAX_BYTES, size_text
+from .model import Ability, CommandReroll, DamageReroll, DiceExpr, Matchup, RerollPolicy, RulesVersion, SaveReroll
 
-__all__ = ["Compiled", "KernelInputs", "Plan", "compile_matchup"]
+__all__ = ["Compiled", "KernelInputs", "Plan", "check_monte_carlo", "compile_matchup", "monte_carlo_bytes"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,7 +32,8 @@ class KernelInputs:
     stages: int8[4, 36]; rolls: int64[3, 2]; roll_maps: int64[3, MAX_RAW + 1];
     roll_flags: int8[3, MAX_RAW + 1]; params: int64[7]; stage_offsets: int64[11].
     ``damage_max`` bounds the damage histogram, ``target_models`` sizes the models histogram,
-    ``hazard_max`` the Hazardous histogram.
+    ``hazard_max`` the Hazardous histogram. Each stage histogram is as long as the largest count
+    that stage can reach (see :func:`monte_carlo_bytes` for what they cost).
     """
 
     stages: npt.NDArray[np.int8]
@@ -152,7 +154,7 @@ def _convolve(a: dict[int, Fraction], b: dict[int, Fraction]) -> dict[int, Fract
     return out
 
 
-def _mean(values: dict[int, Fraction], pmf: dict[int, Fraction]) -> Fraction:
+def _mean(values: Mapping[int, Fraction | int], pmf: dict[int, Fraction]) -> Fraction:
     return sum((values[k] * p for k, p in pmf.items()), Fraction(0))
 
 
@@ -249,13 +251,14 @@ class _Compiler:
         elif ctx.half_range and not w.get(Ability.RAPID_FIRE):
             n.warn("--half-range has no effect: the weapon has neither MELTA nor RAPID FIRE")
         if ctx.damage_mod:
-            n.rule("R-0.2", f"--damage-mod {ctx.damage_mod:+d}: {'an addition' if ctx.damage_mod > 0 else 'a subtraction'} modifier")
+            kind = "an addition" if ctx.damage_mod > 0 else "a subtraction"
+            n.rule("R-0.2", f"--damage-mod {ctx.damage_mod:+d}: {kind} modifier")
         if t.half_damage:
             n.rule("R-8.3", "target halves the Damage characteristic (rounded up at the end, A5)")
         if t.damage_reduction:
             n.rule("R-8.4", f"target: -{t.damage_reduction} Damage, never below 1")
         raw_pmf = _dice_row([w.damage], 0, Roll.DAMAGE, self.rolls, self.maps)
-        values = {}
+        values: dict[int, int] = {}
         for raw in raw_pmf:
             values[raw] = rules.damage_value(raw + w.damage.plus, half=t.half_damage, add=add, subtract=subtract)
             self.maps[Roll.DAMAGE, raw] = values[raw]
@@ -265,7 +268,8 @@ class _Compiler:
             below = values[raw] < mean_fresh
             reroll = (policy is DamageReroll.ONES and raw == 1 and not w.damage.is_fixed) or \
                      (policy is DamageReroll.BELOW_AVERAGE and below)
-            self.flags_rows[Roll.DAMAGE, raw] = (RollFlag.REROLL if reroll else 0) | (RollFlag.BELOW_AVERAGE if below else 0)
+            self.flags_rows[Roll.DAMAGE, raw] = ((RollFlag.REROLL if reroll else 0)
+                                                 | (RollFlag.BELOW_AVERAGE if below else 0))
         if policy is not DamageReroll.NONE:
             if w.damage.is_fixed:
                 n.warn(f"--reroll-damage {policy.value} has no effect: Damage {w.damage} is not rolled")
@@ -303,7 +307,8 @@ class _Compiler:
         w, t, ctx = m.weapon, m.target, m.context
         ap = rules.improved_ap(w.ap, ctx.ap_improve)
         if ctx.ap_improve:
-            n.rule("R-7.4", f"AP{w.ap} {'improved' if ctx.ap_improve > 0 else 'worsened'} by {abs(ctx.ap_improve)} -> AP{ap}")
+            change = "improved" if ctx.ap_improve > 0 else "worsened"
+            n.rule("R-7.4", f"AP{w.ap} {change} by {abs(ctx.ap_improve)} -> AP{ap}")
         indirect = ctx.not_visible and w.has(Ability.INDIRECT_FIRE)
         wants_cover = (ctx.cover or indirect) and not ctx.melee
         if ctx.cover and ctx.melee:
@@ -327,7 +332,8 @@ class _Compiler:
         if inv is not None and ctx.melee and t.invulnerable_ranged_only:
             n.rule("R-7.1", f"the {inv}+ invulnerable save is against ranged attacks only: not in melee")
             inv = None
-        choice = rules.choose_save(save=t.save, armour_modifier=armour_mod, invulnerable=inv, invulnerable_modifier=inv_mod)
+        choice = rules.choose_save(save=t.save, armour_modifier=armour_mod, invulnerable=inv,
+                                   invulnerable_modifier=inv_mod)
         fails = rules.save_fails(choice.needed)
         policy = ctx.reroll_saves
         mask = (0,) + tuple(int((policy is SaveReroll.ONES and f == 1) or (policy is SaveReroll.FAILED and fails[f]))
@@ -386,12 +392,14 @@ class _Compiler:
         if twin:
             n.rule("R-3.6", "TWIN-LINKED: the Wound roll may be re-rolled")
         if policy is not RerollPolicy.NONE:
-            n.rule("R-3.9" if twin and ctx.reroll_wounds is not RerollPolicy.NONE else "R-3.3" if policy is RerollPolicy.ONES
+            n.rule("R-3.9" if twin and ctx.reroll_wounds is not RerollPolicy.NONE
+                   else "R-3.3" if policy is RerollPolicy.ONES
                    else "R-3.5" if policy in (RerollPolicy.NON_CRIT, RerollPolicy.BEST) else "R-3.4",
                    f"re-roll Wound rolls: {policy.value}" + self._faces(mask))
         if w.has(Ability.DEVASTATING_WOUNDS):
             self.flags |= Flag.DEVASTATING_WOUNDS
-            n.rule("R-6", f"DEVASTATING WOUNDS: a Critical Wound ({crit_on}+) skips every save and inflicts its Damage as "
+            n.rule("R-6", f"DEVASTATING WOUNDS: a Critical Wound ({crit_on}+) skips every save and inflicts its "
+                   "Damage as "
                    "mortal wounds after all other attacks (R-6.3)")
             if m.context.rules is RulesVersion.V2023:
                 self.flags |= Flag.DEVASTATING_SPILL
@@ -442,7 +450,8 @@ class _Compiler:
         skill = w.skill - ctx.bs_improve
         label = "WS" if ctx.melee else "BS"
         if ctx.bs_improve:
-            n.rule("R-0.4", f"{label}{w.skill}+ {'improved' if ctx.bs_improve > 0 else 'worsened'} by {abs(ctx.bs_improve)} "
+            change = "improved" if ctx.bs_improve > 0 else "worsened"
+            n.rule("R-0.4", f"{label}{w.skill}+ {change} by {abs(ctx.bs_improve)} "
                    f"-> {label}{skill}+ (a characteristic change, not capped)")
         parts: dict[str, int] = {"--hit-mod": ctx.hit_mod}
         ranged = not ctx.melee
@@ -469,25 +478,28 @@ class _Compiler:
                 n.rule("R-2.7", "INDIRECT FIRE at a unit not visible: -1 to hit, unmodified 1-3 always fail, "
                        "the target has the Benefit of Cover")
             else:
-                n.rule("R-2.7", "INDIRECT FIRE at a unit not visible (2023 text): -1 to hit, the target has the Benefit of Cover")
+                n.rule("R-2.7", "INDIRECT FIRE at a unit not visible (2023 text): -1 to hit, the target has the "
+                       "Benefit of Cover")
         elif w.has(Ability.INDIRECT_FIRE):
             n.rule("R-2.7", "INDIRECT FIRE: the target is visible (--not-visible not given): no effect")
         mod = self._modifier("Hit", parts)
         crit_on = ctx.crit_hit
         if ctx.crit_hit != 6:
-            n.rule("R-2.3", f"Critical Hits on {ctx.crit_hit}+ (--crit-hit; A7: an unmodified {ctx.crit_hit}+ always hits)")
+            n.rule("R-2.3", f"Critical Hits on {ctx.crit_hit}+ (--crit-hit; A7: an unmodified {ctx.crit_hit}+ "
+                   "always hits)")
         if ctx.overwatch:
             n.rule("R-2.9", "Fire Overwatch: hits only on an unmodified 6, which is a Critical Hit")
             crit_on = 6
         out = rules.hit_outcomes(skill, mod, crit_on, overwatch=ctx.overwatch, fails_upto=fails_upto)
         needed = _needed(out)
-        n.rule("R-2.1", f"{label}{skill}+ with {mod:+d}: hits on {needed}+" if needed else f"{label}{skill}+ with {mod:+d}: cannot hit")
+        n.rule("R-2.1", f"{label}{skill}+ with {mod:+d}: " + (f"hits on {needed}+" if needed else "cannot hit"))
         policy = ctx.reroll_hits
         mask = rules.reroll_mask(out, policy, tuple(float(v) for v in values))  # type: ignore[arg-type]
         self.stages[Stage.HIT] = _pair_table(out, mask)
         if policy is not RerollPolicy.NONE:
             n.rule({"ones": "R-3.3", "failed": "R-3.4"}.get(policy.value, "R-3.5"),
-                   f"re-roll Hit rolls: {policy.value}" + self._faces(mask) + " (R-3.1: a re-rolled 6 is a Critical Hit)")
+                   f"re-roll Hit rolls: {policy.value}" + self._faces(mask)
+                   + " (R-3.1: a re-rolled 6 is a Critical Hit)")
         self.info["hit"] = {"automatic": False, "skill": w.skill, "skill_applied": skill, "needed": _needed(out),
                             "critical_on": crit_on, "modifier": self.last_modifier, "reroll": policy.value,
                             "overwatch": ctx.overwatch}
@@ -576,12 +588,7 @@ class _Compiler:
             else:
                 n.rule("R-9.7", "HAZARDOUS: one test per firing model; each 1 is 3 mortal wounds "
                        "(the attacker's profile is unknown: models lost are not counted)")
-        sustained_max = int(self.maps[Roll.SUSTAINED].max())
-        hits_max = ctx.firing_models * attacks_max * (1 + sustained_max)
-        damage_bound = hits_max * max(dmg_pmf)
-        damage_max = min(damage_bound, t.models * t.wounds) if t.wounds else damage_bound
-        lengths = [ctx.firing_models * attacks_max + 1] + [hits_max + 1] * 7 + [damage_bound + 1] * 2
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        damage_max, offsets = self._histograms(attacks_max, max(dmg_pmf))
         params = np.zeros(len(Param), dtype=np.int64)
         params[Param.FLAGS] = int(self.flags)
         params[Param.FIRING_MODELS] = ctx.firing_models
@@ -591,12 +598,34 @@ class _Compiler:
         params[Param.HAZARD_WOUNDS] = hazard_w
         params[Param.HAZARD_FNP] = hazard_fnp
         inputs = KernelInputs(stages=_frozen(self.stages), rolls=_frozen(self.rolls), roll_maps=_frozen(self.maps),
-                              roll_flags=_frozen(self.flags_rows), params=_frozen(params), stage_offsets=_frozen(offsets),
+                              roll_flags=_frozen(self.flags_rows), params=_frozen(params),
+                              stage_offsets=_frozen(offsets),
                               damage_max=damage_max, target_models=t.models, hazard_max=3 * ctx.firing_models)
         n.rule("", "thresholds: " + self._words())
         plan = Plan(hit=self.info["hit"], wound=self.info["wound"], save=self.info["save"], damage=self.info["damage"],
                     words=self._words(), explain=tuple(n.explain), warnings=tuple(n.warnings))
         return Compiled(inputs, plan)
+
+    def _histograms(self, attacks_max: int, damage_roll_max: int) -> tuple[int, npt.NDArray[np.int64]]:
+        """The largest damage a trial records and the stage histograms' offsets.
+
+        Each bound is the largest value the kernel can count, and no larger (the histograms are
+        allocated per chunk, so their size is the memory of a run): one Hit roll per attack
+        (a Command Re-roll replaces a failed one), Critical Hits only with a Hit roll, one Wound
+        roll per hit, one damage roll per unsaved or Devastating hit.
+        """
+        w, t, ctx = self.m.weapon, self.m.target, self.m.context
+        attacks = ctx.firing_models * attacks_max
+        crits = 0 if w.has(Ability.TORRENT) else attacks
+        hits = attacks + crits * int(self.maps[Roll.SUSTAINED].max())
+        damage = hits * damage_roll_max
+        lethal = crits if w.has(Ability.LETHAL_HITS) else 0
+        devastating = hits if w.has(Ability.DEVASTATING_WOUNDS) else 0
+        # StageCount order: attacks, hits, critical hits, wounds, critical wounds, lethal,
+        # devastating, unsaved, damage before and after Feel No Pain.
+        largest = [attacks, hits, crits, hits, hits, lethal, devastating, hits, damage, damage]
+        offsets = np.concatenate([[0], np.cumsum([n + 1 for n in largest])]).astype(np.int64)
+        return (min(damage, t.models * t.wounds) if t.wounds else damage), offsets
 
     def _words(self) -> str:
         w, t, ctx = self.m.weapon, self.m.target, self.m.context
@@ -635,3 +664,30 @@ class _Compiler:
         if t.feel_no_pain:
             parts.append(f"{t.feel_no_pain}+ Feel No Pain")
         return ", ".join(parts)
+
+
+def monte_carlo_bytes(inputs: KernelInputs, chunks: int = MAX_CHUNKS) -> int:
+    """Memory of the Monte Carlo histograms of ``inputs`` run in ``chunks`` chunks: one int64 row
+    per chunk of each histogram, and about two more rows for their sums."""
+    firing = int(inputs.params[Param.FIRING_MODELS])
+    row = (inputs.damage_max + 1 + inputs.target_models + 1 + int(inputs.stage_offsets[-1]) + inputs.hazard_max + 1
+           + firing + 1)
+    return 8 * row * (chunks + 2)
+
+
+def check_monte_carlo(inputs: KernelInputs) -> None:
+    """Refuse, before anything is allocated, a Monte Carlo run whose histograms would take more
+    than MONTE_CARLO_MAX_BYTES at MAX_CHUNKS chunks (the number of chunks of a large run).
+
+    Raises:
+        MatchupError: naming the largest hits and damage of one attack sequence and the limit.
+    """
+    need = monte_carlo_bytes(inputs)
+    if need <= MONTE_CARLO_MAX_BYTES:
+        return
+    off = inputs.stage_offsets
+    hits = int(off[StageCount.HITS + 1] - off[StageCount.HITS]) - 1
+    damage = int(off[StageCount.DAMAGE_BEFORE_FNP + 1] - off[StageCount.DAMAGE_BEFORE_FNP]) - 1
+    raise MatchupError(f"too large to simulate: one attack sequence can score up to {hits:,} hits and {damage:,} "
+                       f"damage, whose histograms need about {size_text(need)} "
+                       f"(limit {size_text(MONTE_CARLO_MAX_BYTES)})", where="Monte Carlo")

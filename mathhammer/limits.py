@@ -4,20 +4,40 @@ They keep memory and time bounded for every legal input and sit far above anythi
 army fields (the largest 10th-edition statlines: S/T around 30, Wounds around 100, units of
 at most a few dozen models). Each check raises an error naming the option or token, the value
 and the limit, before anything is allocated.
+
+The budgets at the end bound what one request may cost: :mod:`mathhammer.compile` refuses a
+Monte Carlo request whose histograms would outgrow ``MONTE_CARLO_MAX_BYTES`` and the exact
+engine estimates its work before it starts (``EXACT_MAX_SECONDS``, ``EXACT_MAX_BYTES``).
 """
 
 from __future__ import annotations
 
+import operator
+from typing import SupportsIndex, cast
+
+from .errors import MathhammerError
+
 __all__ = [
+    "EXACT_MAX_BYTES",
+    "EXACT_MAX_SECONDS",
     "MAX_AP",
     "MAX_ATTACKING_MODELS",
     "MAX_CHARACTERISTIC",
+    "MAX_CHUNKS",
     "MAX_DAMAGE_MOD",
+    "MAX_DICE",
+    "MAX_DICE_VALUE",
+    "MAX_PROFILE_BYTES",
     "MAX_RANGE",
     "MAX_ROLL_MOD",
     "MAX_TARGET_MODELS",
     "MAX_TRIALS",
     "MAX_WOUNDS",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
+    "MONTE_CARLO_MAX_BYTES",
+    "check_count",
+    "size_text",
 ]
 
 #: Models attacking with one weapon (``--models``/``-n``, a weapon group's count).
@@ -39,3 +59,54 @@ MAX_TRIALS = 1_000_000_000
 MAX_ROLL_MOD = 6
 #: Largest magnitude of ``--damage-mod``.
 MAX_DAMAGE_MOD = 100
+#: Dice in one dice expression (``12D6``) and the largest value one may have (``D6+993``): the
+#: attacks, damage and ability values of a weapon. ``dice.parse`` enforces the same numbers.
+MAX_DICE = 12
+MAX_DICE_VALUE = 999
+#: A profile file: its size in bytes, its values (scalars, lists, mappings) once YAML aliases are
+#: expanded (a file under the size limit without aliases stays below it; an alias bomb does not),
+#: and how deeply lists and mappings nest (a profile needs 6).
+MAX_PROFILE_BYTES = 1_000_000
+MAX_YAML_NODES = 1_000_000
+MAX_YAML_DEPTH = 100
+
+#: Most chunks (histogram rows) the Monte Carlo engine runs, whatever the number of trials.
+MAX_CHUNKS = 64
+#: Memory the Monte Carlo histograms may take (every chunk's rows, at MAX_CHUNKS chunks).
+MONTE_CARLO_MAX_BYTES = 200_000_000
+#: Estimated time and memory above which the exact engine refuses a request before it starts.
+EXACT_MAX_SECONDS = 10.0
+EXACT_MAX_BYTES = 1_000_000_000
+
+
+def check_count(value: object, *, name: str, lo: int | None, hi: int | None, where: str,
+                error: type[MathhammerError], shown: str = "") -> None:
+    """Raise ``error`` unless ``value`` is a whole number in ``lo..hi`` (``None``: no bound).
+
+    Python ints of any size are compared as they are, so a huge value gets this error, never
+    an ``OverflowError`` later from a fixed-width array. The message names ``name`` (the field,
+    token or option), the limit, and the value (``shown`` + value, e.g. ``AP`` + ``-99``).
+    """
+    if isinstance(value, bool):
+        raise error(f"{name} must be a whole number", where=where, value=repr(value))
+    try:
+        number = operator.index(cast("SupportsIndex", value))
+    except TypeError:
+        raise error(f"{name} must be a whole number", where=where, value=repr(value)) from None
+    if (lo is None or number >= lo) and (hi is None or number <= hi):
+        return
+    if lo is not None and hi is not None:
+        bounds = f"from {lo:,} to {hi:,}" if lo >= 0 else f"from {lo:+d} to {hi:+d}"
+    elif lo is not None:
+        bounds = f"at least {lo:,}"
+    else:
+        bounds = f"at most {hi:,}"
+    raise error(f"{name} must be {bounds}", where=where, value=f"{shown}{number}" if shown else number)
+
+
+def size_text(n_bytes: float) -> str:
+    """``1.5 GB``, ``200 MB``: a size for people."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.3g} {unit}"
+    return f"{n_bytes:.0f} B"

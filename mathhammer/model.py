@@ -11,6 +11,19 @@ from dataclasses import dataclass
 from enum import Enum
 
 from .errors import MatchupError, ProfileError
+from .limits import (
+    MAX_AP,
+    MAX_ATTACKING_MODELS,
+    MAX_CHARACTERISTIC,
+    MAX_DAMAGE_MOD,
+    MAX_DICE,
+    MAX_DICE_VALUE,
+    MAX_RANGE,
+    MAX_ROLL_MOD,
+    MAX_TARGET_MODELS,
+    MAX_WOUNDS,
+    check_count,
+)
 
 __all__ = [
     "Ability",
@@ -44,6 +57,8 @@ class DiceExpr:
     plus: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("count", "sides", "plus"):
+            check_count(getattr(self, name), name=f"dice {name}", lo=None, hi=None, where="dice", error=ProfileError)
         if self.sides not in (0, 3, 6):
             raise ProfileError("dice must be D3 or D6", value=f"D{self.sides}")
         if (self.count == 0) != (self.sides == 0) or self.count < 0 or self.plus < 0:
@@ -121,13 +136,15 @@ class AbilitySpec:
             raise ProfileError(f"{self.ability.value.lower()} takes no value", value=str(self.value))
         if (self.ability is Ability.ANTI) != bool(self.keyword):
             raise ProfileError("only ANTI takes a keyword", value=self.keyword or self.ability.value)
+        if self.value is not None:
+            _check_dice(self.value, self.ability.value, where=self.ability.value)
 
     def __str__(self) -> str:
         if self.ability is Ability.ANTI:
             return f"ANTI-{self.keyword} {self.value}+"
         if self.value is not None:
             return f"{self.ability.value} {self.value}"
-        return self.ability.value
+        return str(self.ability.value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,13 +174,22 @@ class Weapon:
         if self.skill is not None and self.has(Ability.TORRENT):
             raise ProfileError("a TORRENT weapon makes no Hit roll, so it has no BS/WS", where=where,
                                value=f"{self.skill}+", hint="write BS N/A (or BS -)")
-        if self.skill is not None and not 2 <= self.skill <= 6:
-            raise ProfileError("BS/WS must be 2+ to 6+", where=where, value=f"{self.skill}+")
+        if self.skill is not None:
+            check_count(self.skill, name="BS/WS", lo=None, hi=None, where=where, error=ProfileError)
+            if not 2 <= self.skill <= 6:
+                raise ProfileError("BS/WS must be 2+ to 6+", where=where, value=f"{self.skill}+")
+        check_count(self.strength, name="S", lo=None, hi=MAX_CHARACTERISTIC, where=where, error=ProfileError,
+                    shown="S")
         if self.strength < 1:
             raise ProfileError("S must be at least 1", where=where, value=self.strength)
+        check_count(self.ap, name="AP", lo=-MAX_AP, hi=None, where=where, error=ProfileError, shown="AP")
         if self.ap > 0:
             raise ProfileError("AP must be 0 or negative", where=where, value=f"+{self.ap}",
                                hint="write AP-1 for an armour-piercing weapon")
+        if self.range_inches is not None:
+            check_count(self.range_inches, name="range", lo=0, hi=MAX_RANGE, where=where, error=ProfileError)
+        _check_dice(self.attacks, "A", where=where)
+        _check_dice(self.damage, "D", where=where)
         if self.damage.maximum < 1 or self.attacks.maximum < 1:
             raise ProfileError("A and D must be at least 1", where=where,
                                value=f"A{self.attacks} D{self.damage}")
@@ -200,12 +226,16 @@ class ModelStats:
 
     def __post_init__(self) -> None:
         where = f"model {self.name!r}"
+        check_count(self.count, name="count", lo=None, hi=MAX_TARGET_MODELS, where=where, error=ProfileError)
         if self.count < 1:
             raise ProfileError("count must be at least 1", where=where, value=self.count)
+        check_count(self.toughness, name="T", lo=None, hi=MAX_CHARACTERISTIC, where=where, error=ProfileError)
         if self.toughness < 1:
             raise ProfileError("T must be at least 1", where=where, value=self.toughness)
+        check_count(self.save, name="Sv", lo=None, hi=None, where=where, error=ProfileError)
         if not 2 <= self.save <= 7:
-            raise ProfileError("Sv must be 2+ to 6+ (7 = no save)", where=where, value=self.save)
+            raise ProfileError("Sv must be 2+ to 7+ (7+ saves only with a net +1)", where=where, value=self.save)
+        check_count(self.wounds, name="W", lo=None, hi=MAX_WOUNDS, where=where, error=ProfileError)
         if self.wounds < 1:
             raise ProfileError("W must be at least 1", where=where, value=self.wounds)
 
@@ -231,8 +261,12 @@ class Unit:
     source: str = ""
 
     def __post_init__(self) -> None:
+        where = f"unit {self.name!r}"
         if not self.models:
-            raise ProfileError("a unit needs at least one model", where=f"unit {self.name!r}")
+            raise ProfileError("a unit needs at least one model", where=where)
+        check_count(self.model_count, name="the number of models", lo=None, hi=MAX_TARGET_MODELS, where=where,
+                    error=ProfileError)
+        _check_defence(self.invulnerable, self.feel_no_pain, self.damage_reduction, where)
 
     @property
     def model_count(self) -> int:
@@ -263,20 +297,22 @@ class Target:
 
     def __post_init__(self) -> None:
         where = f"target {self.name!r}"
-        if self.damage_reduction < 0:
-            raise ProfileError("damage reduction must be 0 or more", where=where, value=self.damage_reduction)
+        check_count(self.toughness, name="T", lo=None, hi=MAX_CHARACTERISTIC, where=where, error=ProfileError,
+                    shown="T")
         if self.toughness < 1:
             raise ProfileError("T must be at least 1", where=where, value=self.toughness)
+        check_count(self.save, name="SV", lo=None, hi=None, where=where, error=ProfileError)
         if not 2 <= self.save <= 7:
             raise ProfileError("SV must be 2+ to 6+", where=where, value=f"{self.save}+")
-        if self.wounds is not None and self.wounds < 1:
-            raise ProfileError("W must be at least 1", where=where, value=self.wounds)
+        if self.wounds is not None:
+            check_count(self.wounds, name="W", lo=None, hi=MAX_WOUNDS, where=where, error=ProfileError, shown="W")
+            if self.wounds < 1:
+                raise ProfileError("W must be at least 1", where=where, value=self.wounds)
+        check_count(self.models, name="MODELS", lo=None, hi=MAX_TARGET_MODELS, where=where, error=ProfileError,
+                    shown="MODELS")
         if self.models < 1:
             raise ProfileError("MODELS must be at least 1", where=where, value=self.models)
-        if self.invulnerable is not None and not 2 <= self.invulnerable <= 6:
-            raise ProfileError("INV must be 2+ to 6+", where=where, value=f"{self.invulnerable}+")
-        if self.feel_no_pain is not None and not 2 <= self.feel_no_pain <= 6:
-            raise ProfileError("FNP must be 2+ to 6+", where=where, value=f"{self.feel_no_pain}+")
+        _check_defence(self.invulnerable, self.feel_no_pain, self.damage_reduction, where)
 
 
 class RerollPolicy(str, Enum):
@@ -367,10 +403,19 @@ class Context:
     rules: RulesVersion = RulesVersion.CURRENT
 
     def __post_init__(self) -> None:
+        check_count(self.firing_models, name="the number of firing models", lo=None, hi=MAX_ATTACKING_MODELS,
+                    where="--models", error=MatchupError)
         if self.firing_models < 1:
             raise MatchupError("at least one model must fire", where="--models", value=self.firing_models)
+        for name in ("hit_mod", "wound_mod", "save_mod", "bs_improve", "ap_improve", "damage_mod"):
+            option = f"--{name.replace('_', '-')}"
+            limit = MAX_DAMAGE_MOD if name == "damage_mod" else MAX_ROLL_MOD
+            check_count(getattr(self, name), name="the modifier", lo=-limit, hi=limit, where=option,
+                        error=MatchupError)
         for name in ("crit_hit", "crit_wound"):
             value = getattr(self, name)
+            check_count(value, name="a critical threshold", lo=None, hi=None, where=f"--{name.replace('_', '-')}",
+                        error=MatchupError)
             if not 2 <= value <= 6:
                 raise MatchupError("a critical threshold must be 2 to 6 (an unmodified 1 always fails)",
                                    where=f"--{name.replace('_', '-')}", value=value)
@@ -386,6 +431,23 @@ class Matchup:
     attacker: Unit | None = None
 
 
+def _check_dice(expr: DiceExpr, name: str, *, where: str) -> None:
+    """A, D or an ability's X: at most MAX_DICE dice and a largest value of MAX_DICE_VALUE."""
+    if expr.count > MAX_DICE or expr.maximum > MAX_DICE_VALUE:
+        raise ProfileError(f"{name} must have at most {MAX_DICE} dice and a largest value of at most "
+                           f"{MAX_DICE_VALUE}", where=where, value=f"{name} {expr}")
+
+
+def _check_defence(invulnerable: int | None, feel_no_pain: int | None, damage_reduction: int, where: str) -> None:
+    """INV and FNP 2+ to 6+, a damage reduction of 0 to MAX_DAMAGE_MOD."""
+    for name, value in (("INV", invulnerable), ("FNP", feel_no_pain)):
+        if value is not None:
+            check_count(value, name=name, lo=None, hi=None, where=where, error=ProfileError)
+            if not 2 <= value <= 6:
+                raise ProfileError(f"{name} must be 2+ to 6+", where=where, value=f"{value}+")
+    check_count(damage_reduction, name="damage reduction", lo=0, hi=MAX_DAMAGE_MOD, where=where, error=ProfileError)
+
+
 def unit_target(unit: Unit, *, models: int | None = None) -> tuple[Target, tuple[str, ...]]:
     """The unit as a target of identical models (the allocation model of R-9.1).
 
@@ -399,7 +461,8 @@ def unit_target(unit: Unit, *, models: int | None = None) -> tuple[Target, tuple
             notes.append(f"{unit.name}: modelled as {unit.model_count} models of Sv{main.save}+ W{main.wounds}; "
                          f"the {m.name}'s Sv{m.save}+ W{m.wounds} is not modelled separately")
     target = Target(name=unit.name, toughness=max(m.toughness for m in unit.models), save=main.save,
-                    wounds=main.wounds, models=models or unit.model_count, invulnerable=unit.invulnerable,
+                    wounds=main.wounds, models=models if models is not None else unit.model_count,
+                    invulnerable=unit.invulnerable,
                     invulnerable_ranged_only=unit.invulnerable_ranged_only, feel_no_pain=unit.feel_no_pain,
                     keywords=unit.keywords, stealth=unit.stealth, half_damage=unit.half_damage,
                     damage_reduction=unit.damage_reduction)

@@ -10,8 +10,8 @@ from dataclasses import replace
 from typing import Any
 
 from .. import describe
-from ..compile import compile_matchup
-from ..errors import NotExactError
+from ..compile import KernelInputs, check_monte_carlo, compile_matchup
+from ..errors import MatchupError, NotExactError
 from ..model import Matchup, Method
 from ..result import DamageResult
 
@@ -26,7 +26,7 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
     Args:
         matchup: weapon, target and context.
         method: Monte Carlo, exact, or both (exact figures, Monte Carlo estimates and their
-            agreement; Monte Carlo alone, with a warning, when the exact engine cannot).
+            agreement; one engine alone, with a warning, when the other one refuses the request).
         trials: Monte Carlo trials.
         seed: None draws one; the result records it.
         threads: numba threads; results do not depend on it.
@@ -34,7 +34,10 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
         merged: explain lines of the profile modifiers merged into the context.
 
     Raises:
-        NotExactError: ``method`` exact for a scenario the exact engine cannot compute.
+        NotExactError: the exact engine cannot compute the request (or estimates it would take
+            more than the limits of :mod:`mathhammer.limits`).
+        MatchupError: the Monte Carlo histograms would take more memory than the limit.
+        Both before anything large is allocated; ``both`` raises only if both engines refuse.
     """
     compiled = compile_matchup(matchup)
     warnings = list(notes) + list(compiled.plan.warnings)
@@ -46,21 +49,7 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
 
         result = exact.run(compiled.inputs)
     else:
-        from . import exact
-        from .agreement import compare
-
-        try:
-            ex = exact.run(compiled.inputs)
-        except NotExactError as e:
-            warnings.append(f"{e.message()}; --method both ran Monte Carlo alone")
-            result = _monte_carlo(compiled.inputs, trials, seed, threads)
-        else:
-            mc = _monte_carlo(compiled.inputs, trials, seed, threads)
-            agreement = compare(mc.damage, mc.models_destroyed, ex.damage, ex.models_destroyed, trials)
-            result = replace(ex, method="both", trials=mc.trials, seed=mc.seed)
-            extra = {"monte_carlo": mc, "agreement": agreement}
-            if not agreement.agrees:
-                warnings.append(agreement.line())
+        result, extra = _both(compiled.inputs, trials, seed, threads, warnings)
     provenance = {
         "attacker": describe.attacker_dict(matchup),
         "target": describe.target_dict(matchup.target),
@@ -76,7 +65,32 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
     return replace(result, provenance=provenance)
 
 
-def _monte_carlo(inputs: Any, trials: int, seed: int | None, threads: int | None) -> DamageResult:
+def _both(inputs: KernelInputs, trials: int, seed: int | None, threads: int | None,
+          warnings: list[str]) -> tuple[DamageResult, dict[str, Any]]:
+    """Both engines and their agreement; one alone (with a warning in ``warnings``) when the
+    other refuses the request."""
+    from . import exact
+    from .agreement import compare
+
+    try:
+        ex = exact.run(inputs)
+    except NotExactError as e:
+        warnings.append(f"{e.message()}; --method both ran Monte Carlo alone")
+        return _monte_carlo(inputs, trials, seed, threads), {}
+    try:
+        check_monte_carlo(inputs)
+    except MatchupError as e:
+        warnings.append(f"{e.message()}; --method both gives the exact result alone")
+        return ex, {}
+    mc = _monte_carlo(inputs, trials, seed, threads)
+    agreement = compare(mc.damage, mc.models_destroyed, ex.damage, ex.models_destroyed, trials)
+    if not agreement.agrees:
+        warnings.append(agreement.line())
+    return replace(ex, method="both", trials=mc.trials, seed=mc.seed), {"monte_carlo": mc, "agreement": agreement}
+
+
+def _monte_carlo(inputs: KernelInputs, trials: int, seed: int | None, threads: int | None) -> DamageResult:
     from . import montecarlo
 
+    check_monte_carlo(inputs)
     return montecarlo.run(inputs, trials=trials, seed=seed, threads=threads)

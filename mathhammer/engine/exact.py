@@ -32,21 +32,27 @@ Method
   with rows x(p) = sum_u P(unsaved u, devastating p) start . T^u (a (p, states) matrix) and then
   sum_p x(p) . T_spill^p.
 * Hazardous: the same dynamic programme on the firing unit (tests one per firing model).
+* Before each phase (attacks, counters, damage) its time and memory are estimated from what is
+  already known, and a request above the limits of :mod:`mathhammer.limits` is refused
+  (:class:`_Cost`); a large unit's programme steps in memory of the order of its states.
 
 Everything is float64; the test-suite checks it against an independent Fraction oracle to 1e-12.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from ..codes import Command, Flag, Param, Roll, RollFlag, Stage, StageCount
 from ..errors import NotExactError
+from ..limits import EXACT_MAX_BYTES, EXACT_MAX_SECONDS, size_text
 from ..result import DamageResult, Distribution
 
 if TYPE_CHECKING:
@@ -77,8 +83,14 @@ _N_COUNTERS = 7
 _ITEM_LEVEL = (_WOUNDS, _CWOUNDS, _DEV, _UNSAVED)  # set by Wound rolls and saves
 #: Units with more remaining-wound states than this use scattered transitions, not matrices.
 _DENSE_STATES = 256
-#: Largest work (multiply-adds) of the 2023 spill-over before giving up (about 10 s).
-_MAX_SPILL_WORK = 3e10
+#: Work (multiply-adds of vector-matrix products) of the 2023 spill-over in EXACT_MAX_SECONDS.
+_MAX_SPILL_WORK = 1e10
+#: Seconds per multiply-add of a convolution, per array element written, per numpy call, per
+#: state of a scattered allocation step (:meth:`_Alloc.step`), per element of a dense one
+#: (measured on one laptop core, rounded up): the estimate of :func:`_check_cost`.
+_S_MUL, _S_ELEM, _S_CALL, _S_SCATTER, _S_DENSE = 0.4e-9, 8e-9, 3e-6, 10e-9, 0.2e-9
+#: Seconds per element of one shifted copy of the states (:meth:`_Alloc._scattered`).
+_S_SHIFT = 3e-9
 #: The stage breakdown's keys, in the kernel's StageCount order.
 _STAGE_KEYS = tuple(name.lower() for name in StageCount.__members__)
 _ONE1 = np.ones(1)
@@ -95,7 +107,7 @@ def _conv(a: Array, b: Array) -> Array:
         a, b = b, a
     out = np.zeros((a.shape[0] + b.shape[0] - 1, a.shape[1] + b.shape[1] - 1))
     n0, n1 = a.shape
-    for i, j in zip(*np.nonzero(b)):
+    for i, j in zip(*np.nonzero(b), strict=True):
         out[i:i + n0, j:j + n1] += b[i, j] * a
     return out
 
@@ -129,7 +141,7 @@ def _shift(a: Array, e: tuple[int, ...]) -> Array:
 def _poly(p: Array, e: npt.NDArray[np.int64], ndim: int) -> Array:
     """sum_i p[i] x^e[i] (``e``: (n, ndim) exponents)."""
     if ndim == 1:
-        return np.bincount(e[:, 0], weights=p) if p.size else np.zeros(1)
+        return _bincount(e[:, 0], weights=p) if p.size else np.zeros(1)
     if not p.size:
         return np.zeros((1, 1))
     out = np.zeros((int(e[:, 0].max()) + 1, int(e[:, 1].max()) + 1))
@@ -247,6 +259,17 @@ def _raw_pmf(n6: int, n3: int) -> Array:
     return p
 
 
+def _bincount(x: npt.NDArray[np.integer[Any]], weights: npt.ArrayLike, minlength: int = 0) -> Array:
+    """np.bincount with weights, typed as what it returns: float64 sums."""
+    return cast(Array, np.bincount(x, weights=weights, minlength=minlength))
+
+
+def _trim_tail(p: Array) -> Array:
+    """``p`` without its trailing zeros (a far tail below the smallest float is exactly 0)."""
+    nz = np.flatnonzero(p)
+    return p[: nz[-1] + 1] if nz.size and nz[-1] + 1 < p.size else p
+
+
 def _trim(p: Array) -> Distribution:
     p = np.asarray(p, dtype=np.float64)
     if p[-1] != 0.0:
@@ -357,7 +380,7 @@ class _Tables:
         saveable = _BIT1 | (crit & (0 if self.dev else 1))
         a = ww * (_BIT1 | crit) + (wcw + (wd if self.dev else 0)) * crit
         e = a[:, None] + (wu * saveable)[:, None] * _BIT1[None, :]
-        return np.bincount(e.ravel(), weights=np.outer(self.wound_p, self.save_p).ravel())
+        return _bincount(e.ravel(), weights=np.outer(self.wound_p, self.save_p).ravel())
 
     @cached_property
     def auto_poly(self) -> Array:
@@ -371,7 +394,8 @@ class _Tables:
 
     @cached_property
     def wound_fresh(self) -> list[int]:
-        return (self.st[_S_WOUND, _LONE] & 3).tolist()
+        fresh: list[int] = (self.st[_S_WOUND, _LONE] & 3).tolist()
+        return fresh
 
     @cached_property
     def save_fresh(self) -> Array:
@@ -381,7 +405,7 @@ class _Tables:
     def sus(self) -> Array:
         """pmf of the Sustained Hits extra hits of one Critical Hit."""
         r = self.raw(_R_SUSTAINED)
-        return np.bincount(self.maps[_R_SUSTAINED, :r.size], weights=r)
+        return _bincount(self.maps[_R_SUSTAINED, :r.size], weights=r)
 
     @cached_property
     def fnp_lost(self) -> float:
@@ -399,12 +423,12 @@ def _attacks(t: _Tables) -> Array:
         return out
     r = t.raw(_R_ATTACKS)
     vm = t.maps[_R_ATTACKS, :r.size]
-    pv = np.bincount(vm, weights=r)
+    pv = _bincount(vm, weights=r)
     below = (t.rflags[_R_ATTACKS, :r.size] & _RF_BELOW) != 0
     if t.command != _C_ATTACKS or not below.any():
         return _npower(pv, n)
     # R-3.7 (M14): the lowest model's roll (the first lowest) is re-rolled if below average.
-    pb = np.bincount(vm, weights=r * below, minlength=pv.size)
+    pb = _bincount(vm, weights=r * below, minlength=pv.size)
     out = np.zeros(1)
     for v in np.flatnonzero(pv).tolist():
         ge = pv.copy()
@@ -457,6 +481,7 @@ def _plain_attack(t: _Tables, wt: npt.NDArray[np.int64]) -> Array:
         for _ in range(lethal):
             g = np.convolve(g, auto)
         for _ in range(h2):
+            assert sus is not None  # h2 > 0 only with Sustained Hits
             g = np.convolve(g, sus)
         e = (h1 + h2) * wh + h2 * wc + lethal * (wl + ww)
         terms.append((e, g, p))
@@ -634,7 +659,8 @@ def _mix_plain(w: Array, g: Array) -> Array:
     nz = np.flatnonzero(w)
     lo, hi = int(nz[0]), int(nz[-1])
     if lo == hi:
-        return _npower(g, lo) * w[lo]
+        single: Array = _npower(g, lo) * w[lo]
+        return single
     acc = np.full(1, w[hi])
     for n in range(hi - 1, lo - 1, -1):
         acc = np.convolve(acc, g)
@@ -654,15 +680,15 @@ def _damage_tri(t: _Tables) -> _Tri:
     vm = t.maps[_R_DAMAGE, :r.size]
     fl = t.rflags[_R_DAMAGE, :r.size]
     size = int(vm.max()) + 1
-    fresh = np.bincount(vm, weights=r, minlength=size)
+    fresh = _bincount(vm, weights=r, minlength=size)
     rr = (fl & _RF_REROLL) != 0
     below = ((fl & _RF_BELOW) != 0) & ~rr
     plain = ~rr & ~below
-    stay = np.bincount(vm[plain], weights=r[plain], minlength=size) + r[rr].sum() * fresh
-    pol = stay + np.bincount(vm[below], weights=r[below], minlength=size)
+    stay = _bincount(vm[plain], weights=r[plain], minlength=size) + r[rr].sum() * fresh
+    pol = stay + _bincount(vm[below], weights=r[below], minlength=size)
     p_below = float(r[below].sum())
     if t.command == _C_DAMAGE and p_below > 0:
-        return _Tri(stay, p_below * fresh, pol)
+        return _Tri(stay, np.asarray(p_below * fresh, dtype=np.float64), pol)
     return _Tri(pol)
 
 
@@ -718,7 +744,7 @@ class _Alloc:
     def matrix(self, a: Array, spill: bool) -> Array:
         s = self.size
         idx = (np.arange(s)[:, None] * s + self._dest(a.size, spill)).ravel()
-        return np.bincount(idx, weights=np.broadcast_to(a, (s, a.size)).ravel(), minlength=s * s).reshape(s, s)
+        return _bincount(idx, weights=np.broadcast_to(a, (s, a.size)).ravel(), minlength=s * s).reshape(s, s)
 
     def ops(self, d: _Tri, spill: bool) -> tuple[Array, Array | None, Array]:
         stay = self.matrix(d.aa, spill)
@@ -728,13 +754,30 @@ class _Alloc:
         return stay, use, self.matrix(d.uu, spill)
 
     def step(self, a: Array) -> Callable[[Array], Array]:
-        """v -> v . T(a) for row vectors (dense for small units, scattered for large ones)."""
+        """v -> v . T(a) for row vectors (dense for small units; for large ones, in memory of
+        the order of the states: see :meth:`_scattered`)."""
         if self.size <= _DENSE_STATES:
             m = self.matrix(a, False)
             return lambda v: v @ m
-        dest = self._dest(a.size, False).ravel()
-        s = self.size
-        return lambda v: np.bincount(dest, weights=np.outer(v, a).ravel(), minlength=s)
+        return lambda v: self._scattered(v, a)
+
+    def _scattered(self, v: Array, a: Array) -> Array:
+        """v . T(a) without the (states, damage) table: a roll of d < room (the wounds left on
+        the model being damaged) moves R down by d, one of d >= room destroys that model and
+        the excess is lost (R - room), with probability tail[room] = P(d >= room)."""
+        s, room = self.size, self.room
+        out = np.zeros(s)
+        for d in np.flatnonzero(a[:self.w]).tolist():  # d < room <= W
+            moved = np.where(room[d:] > d, v[d:], 0.0)
+            out[:s - d] += a[d] * moved
+        tail = np.zeros(max(a.size, self.w + 1))
+        tail[:a.size] = np.cumsum(a[::-1])[::-1]
+        return out + _bincount(self._landing, weights=v * tail[room], minlength=s)
+
+    @cached_property
+    def _landing(self) -> npt.NDArray[np.int64]:
+        """R once the model being damaged is destroyed (excess lost)."""
+        return np.arange(self.size) - self.room
 
     def final(self, k_dist: Array, d: _Tri) -> Array:
         """State distribution after K rolls, K ~ k_dist (excess lost)."""
@@ -744,7 +787,7 @@ class _Alloc:
         va = np.zeros(self.size)
         va[-1] = 1.0
         vu = None
-        res = k_dist[0] * va
+        res: Array = k_dist[0] * va
         for n in range(1, k_dist.size):
             if use is None:
                 va = stay(va)
@@ -760,7 +803,7 @@ class _Alloc:
         """(damage pmf, models destroyed pmf) from the distribution of R."""
         r = np.arange(self.size)
         damage = state[::-1].copy()
-        models = np.bincount(self.models - (r + self.w - 1) // self.w, weights=state, minlength=self.models + 1)
+        models = _bincount(self.models - (r + self.w - 1) // self.w, weights=state, minlength=self.models + 1)
         return damage, models
 
 
@@ -787,11 +830,6 @@ def _spill_state(t: _Tables, p_attacks: Array, d: _Tri, alloc: _Alloc) -> Array:
     td = _block(*alloc.ops(d, True))
     states = tn.shape[0]
     n_max = p_attacks.size - 1
-    p_max = n_max * (g.uu.shape[1] - 1) + 1
-    work = float(n_max) * p_max * states * (states * g.uu.shape[0] + np.count_nonzero(g.uu)) * (1 if g.plain else 3)
-    if work > _MAX_SPILL_WORK:
-        raise NotExactError(f"R-6.4 (2023 text): Devastating Wounds spilling over with up to {n_max} attacks is too "
-                            "large to compute exactly", where="--method exact")
     start = np.zeros(states)
     start[alloc.size - 1] = 1.0
 
@@ -817,7 +855,7 @@ def _spill_state(t: _Tables, p_attacks: Array, d: _Tri, alloc: _Alloc) -> Array:
             ra, ru = aa, _add(au, times(ru, g.uu))
         ra[0] += p_attacks[n] * start
     rows = ra if g.plain else _add(ra, ru)
-    acc = rows[-1]
+    acc: Array = rows[-1]
     for p in range(rows.shape[0] - 2, -1, -1):
         acc = acc @ td + rows[p]
     return acc if states == alloc.size else acc[:alloc.size] + acc[alloc.size:]
@@ -840,6 +878,158 @@ def _hazardous(t: _Tables) -> tuple[Array, Array]:
     return alloc.outcome(alloc.final(counts, _Tri(x)))
 
 
+# --- cost estimate: nothing large is computed before it --------------------------------------
+class _Cost:
+    """Estimated seconds (summed over the parts) and peak bytes (the largest part) of one run.
+
+    :func:`run` adds the parts in three phases, each estimated from what is already known just
+    before it is computed (the attacks from the tables, the counters from the support of the
+    number of attacks, the damage from the support of the number of damage rolls: far tails
+    below the smallest float are exactly 0 and cost nothing), and checks after each one.
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[str, float, float]] = []
+
+    def add(self, what: str, seconds: float, n_bytes: float) -> None:
+        self.parts.append((what, seconds, n_bytes))
+
+    def check(self) -> None:
+        """Raise NotExactError, naming the costliest part and the limits, when over a limit."""
+        seconds = sum(p[1] for p in self.parts)
+        peak = max((p[2] for p in self.parts), default=0.0)
+        if seconds <= EXACT_MAX_SECONDS and peak <= EXACT_MAX_BYTES:
+            return
+        key = 1 if seconds > EXACT_MAX_SECONDS else 2
+        what = max(self.parts, key=lambda p: p[key])[0]
+        shown = f"{seconds:,.0f}" if seconds >= 100 else f"{seconds:.1f}"
+        raise NotExactError(f"{what} is too large to compute exactly: about {shown} s and {size_text(peak)} "
+                            f"estimated (limits {EXACT_MAX_SECONDS:g} s, {size_text(EXACT_MAX_BYTES)})",
+                            where="--method exact")
+
+
+def _conv_s(n: float, m: float) -> float:
+    """Seconds of one np.convolve of lengths n and m."""
+    return _S_MUL * n * m + _S_ELEM * (n + m) + _S_CALL
+
+
+def _power_s(top: float, base: float) -> float:
+    """Seconds of an n-fold convolution power (by squaring) whose result has length ``top``."""
+    steps = 2 * (math.log2(max(top / base, 1.0)) + 1)
+    return _S_MUL * top * top + _S_ELEM * 4 * top + _S_CALL * steps
+
+
+def _mix_s(lo: int, hi: int, size: int, calls: int) -> tuple[float, float]:
+    """Seconds and bytes of sum_n w[n] g^n over n = lo..hi, g of length ``size`` (Horner, then
+    one power); ``calls`` convolutions per Horner step (1 plain, 4 with a Command Re-roll)."""
+    e, span = size - 1, hi - lo
+    horner = calls * (_S_MUL * size * e * span * span / 2 + _S_ELEM * e * span * span / 2 + 2 * _S_CALL * span)
+    top = lo * e + 1
+    power = _power_s(top, size) + _conv_s(span * e + 1, top) if lo and span else _power_s(top, size) if lo else 0.0
+    return horner + power, 8.0 * 4 * (hi * e + 1) * (3 if calls > 1 else 1)
+
+
+def _value_range(t: _Tables, row: int) -> tuple[int, int]:
+    """Smallest and largest value of roll ``row``."""
+    if not any(t.rolls[row]):
+        v = int(t.maps[row, 0])
+        return v, v
+    r = t.raw(row)
+    values = t.maps[row, :r.size][r > 0]
+    return int(values.min()), int(values.max())
+
+
+def _support(p: Array) -> tuple[int, int]:
+    nz = np.flatnonzero(p)
+    return int(nz[0]), int(nz[-1])
+
+
+def _step_s(size: int, width: int) -> float:
+    """Seconds of one step v -> v . T of the allocation programme (:meth:`_Alloc.step`):
+    ``width`` shifted copies of the states (one per damage value below W) and one scatter."""
+    if size <= _DENSE_STATES:
+        return _S_DENSE * size * size + _S_CALL
+    return size * (_S_SHIFT * width + _S_SCATTER) + _S_CALL * (width + 4)
+
+
+def _cost_attacks(cost: _Cost, t: _Tables) -> None:
+    """Phase 1: the number of attacks (a convolution power over the firing models) and Hazardous."""
+    a_lo, a_hi = _value_range(t, _R_ATTACKS)
+    top = t.firing * a_hi + 1
+    if any(t.rolls[_R_ATTACKS]):
+        seconds = _power_s(top, a_hi + 1)
+        if t.command == _C_ATTACKS:  # a loop over the firing models for each lowest value up to
+            r = t.raw(_R_ATTACKS)  # the last one re-rolled, on arrays of half the length on average
+            flagged = t.maps[_R_ATTACKS, :r.size][(r > 0) & ((t.rflags[_R_ATTACKS, :r.size] & _RF_BELOW) != 0)]
+            values = int(flagged.max()) - a_lo + 2 if flagged.size else 0
+            seconds += values * t.firing * 3 * _conv_s(top / 2, a_hi + 1)
+        cost.add(f"rolling the Attacks of {t.firing} models", seconds, 8.0 * 4 * top)
+    if t.hazardous and t.haz_w:
+        size = t.firing * t.haz_w + 1
+        cost.add(f"resolving the Hazardous tests of {t.firing} models of W{t.haz_w}",
+                 t.firing * _step_s(size, min(4, t.haz_w)), 8.0 * 12 * size)
+    cost.check()
+
+
+def _hits_per_attack(t: _Tables) -> int:
+    """Most hits (so Wound rolls, saves and damage rolls) one attack can make."""
+    return 1 if t.torrent else 1 + _value_range(t, _R_SUSTAINED)[1]
+
+
+def _cost_counters(cost: _Cost, t: _Tables, p_attacks: Array, stages: bool) -> None:
+    """Phase 2: the counters of the attack sequence, mixed over the number of attacks."""
+    lo, hi = _support(p_attacks)
+    per_attack = _hits_per_attack(t)
+    calls = 4 if t.command in (_C_HIT, _C_WOUND, _C_SAVE) else 1
+    sizes = [per_attack]  # damage rolls; then wounds, critical wounds (+ hits, critical hits, unsaved)
+    if stages:
+        sizes += [per_attack] * 2 + ([] if t.torrent else [per_attack, 1]) + ([per_attack] if t.dev else [])
+    for size in sizes:
+        seconds, n_bytes = _mix_s(lo, hi, size + 1, calls)
+        cost.add(f"resolving up to {hi:,} attacks", seconds, n_bytes)
+    cost.check()
+
+
+def _cost_damage(cost: _Cost, t: _Tables, p_attacks: Array, k_dist: Array, before: _Tri, after: _Tri,
+                 stages: bool) -> None:
+    """Phase 3: the damage of the damage rolls, summed (no wound limit, the stage breakdown) or
+    allocated to the target's models, and the 2023 spill-over (``before``/``after``: one roll
+    before and after Feel No Pain)."""
+    rolls = _support(k_dist)[1]
+    d_max = max(after.aa.size, after.uu.size) - 1
+    sums = ([] if t.wounds else [after]) + ([before] + ([after] if t.wounds and t.fnp else []) if stages else [])
+    random_sums = [d for d in sums if not (d.plain and d.aa[-1] == 1.0)]  # the calls of _sum_rolls in run()
+    for d in random_sums:
+        seconds, n_bytes = _mix_s(0, rolls, d_max + 1, 1 if d.plain else 6)
+        cost.add(f"summing the damage of up to {rolls:,} rolls of up to {d_max}", seconds, n_bytes)
+    d = after
+    if t.fnp:
+        cost.add("Feel No Pain on the damage", _S_ELEM * (d_max + 1) ** 2 + _S_CALL * d_max, 8.0 * 2 * (d_max + 1) ** 2)
+    if sums and not random_sums:  # fixed damage: every sum is one strided copy
+        cost.add(f"summing the damage of up to {rolls:,} rolls of {d_max}", _S_ELEM * rolls * d_max,
+                 8.0 * rolls * d_max)
+    if t.wounds:
+        size = t.models * t.wounds + 1
+        if t.dev and t.spill:
+            _cost_spill(cost, t, p_attacks.size - 1, size * (1 if d.plain else 2))
+        else:
+            fns = 1 if d.plain else 3
+            width = max(int(np.count_nonzero(x[:t.wounds])) for x in (d.aa, d.au, d.uu) if x is not None)
+            cost.add(f"allocating up to {rolls:,} damage rolls to {t.models} models of W{t.wounds}",
+                     rolls * (fns * _step_s(size, width) + _S_ELEM * size),
+                     8.0 * size * 12 if size > _DENSE_STATES else 8.0 * size * size * 2)
+    cost.check()
+
+
+def _cost_spill(cost: _Cost, t: _Tables, n_max: int, states: int) -> None:
+    """The 2023 spill-over (:func:`_spill_state`): matrix products of (devastating, states) rows."""
+    g = _attack_gf(t, _weights((_UNSAVED,), (_DEV,)))
+    p_max = n_max * (g.uu.shape[1] - 1) + 1
+    work = float(n_max) * p_max * states * (states * g.uu.shape[0] + np.count_nonzero(g.uu)) * (1 if g.plain else 3)
+    cost.add(f"R-6.4 (2023 text): Devastating Wounds spilling over with up to {n_max:,} attacks",
+             work * EXACT_MAX_SECONDS / _MAX_SPILL_WORK, 8.0 * (6 * states * states + 4 * p_max * states))
+
+
 # --- the engine -------------------------------------------------------------------------------
 def run(inputs: KernelInputs, *, stages: bool = True) -> DamageResult:
     """The exact distributions of what ``inputs`` does (see the module docstring).
@@ -849,17 +1039,21 @@ def run(inputs: KernelInputs, *, stages: bool = True) -> DamageResult:
     Hazardous distributions, with exactly the Monte Carlo kernel's definitions.
 
     Raises:
-        NotExactError: for a scenario too large to compute exactly (the 2023 spill-over of
-        Devastating Wounds with very many attacks).
+        NotExactError: for a scenario whose estimated time or memory is above the limits of
+        :mod:`mathhammer.limits` (EXACT_MAX_SECONDS, EXACT_MAX_BYTES), before it is computed.
     """
     start = time.perf_counter()
     t = _Tables(inputs)
-    p_attacks = _attacks(t)
+    cost = _Cost()
+    _cost_attacks(cost, t)
+    p_attacks = _trim_tail(_attacks(t))
+    _cost_counters(cost, t, p_attacks, stages)
     limited = t.wounds > 0
     d_before = _damage_tri(t)
     d_after = _fnp_tri(t, d_before)
     unsaved = devastating = None
-    k_dist = _counter(t, p_attacks, (_UNSAVED, _DEV))  # damage rolls: unsaved + devastating attacks
+    k_dist = _trim_tail(_counter(t, p_attacks, (_UNSAVED, _DEV)))  # damage rolls: unsaved + devastating attacks
+    _cost_damage(cost, t, p_attacks, k_dist, d_before, d_after, stages)
     if not t.dev:
         unsaved, devastating = k_dist, _ONE1
     if limited:
@@ -886,9 +1080,10 @@ def run(inputs: KernelInputs, *, stages: bool = True) -> DamageResult:
         before = _sum_rolls(k_dist, d_before)
         if after is None:
             after = _sum_rolls(k_dist, d_after) if t.fnp else before
+        assert devastating is not None  # set with unsaved above
         values = (p_attacks, hits, crits, _counter(t, p_attacks, (_WOUNDS,)), crit_wounds, lethal, devastating,
                   unsaved, before, after)
-        breakdown = {key: _trim(v) for key, v in zip(_STAGE_KEYS, values)}
+        breakdown = {key: _trim(v) for key, v in zip(_STAGE_KEYS, values, strict=True)}
     hazard = hazard_models = None
     if t.hazardous:
         lost, dead = _hazardous(t)
