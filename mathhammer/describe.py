@@ -37,18 +37,24 @@ def target_dict(t: Target) -> dict[str, Any]:
 def context_dict(c: Context) -> dict[str, Any]:
     """The JSON ``context`` object: options as requested (the applied values are in thresholds)."""
     out: dict[str, Any] = {}
-    for name in c.__slots__:  # type: ignore[attr-defined]
+    for name in c.__slots__:
         value = getattr(c, name)
         out[name] = getattr(value, "value", value)
     return out
 
 
 def weapon_line(w: Weapon) -> str:
-    """``72" A1 BS5+ S20 AP-5 D D6+6 [DEVASTATING WOUNDS, TWIN-LINKED]`` (inline notation,
-    parsable again after the range)."""
+    """``72" A1 BS5+ S20 AP-5 D D6+6 [DEVASTATING WOUNDS, TWIN-LINKED]``: inline notation that
+    :func:`mathhammer.notation.parse_weapon` reads back to the same statistics (name aside).
+
+    A fixed Damage of 3 or 6 is written ``D=3`` / ``D=6``: ``D3`` would read as a D3 roll to a
+    player (and parses with a warning, ruling M6)."""
     skill = " N/A" if w.skill is None else f"{w.skill}+"
     attacks = f"A{w.attacks}" if w.attacks.is_fixed else f"A {w.attacks}"
-    damage = f"D{w.damage}" if w.damage.is_fixed else f"D {w.damage}"
+    if w.damage.is_fixed:
+        damage = f"D={w.damage}" if w.damage.plus in (3, 6) else f"D{w.damage}"
+    else:
+        damage = f"D {w.damage}"
     text = f"{attacks} {'WS' if w.melee else 'BS'}{skill} S{w.strength} AP{w.ap} {damage}"
     if w.range_inches:
         text = f'{w.range_inches}" ' + text

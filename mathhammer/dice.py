@@ -15,13 +15,30 @@ from fractions import Fraction
 from functools import lru_cache
 
 from .errors import ProfileError
+from .limits import MAX_DICE, MAX_DICE_VALUE
 from .model import DiceExpr
 
-__all__ = ["faces", "parse", "pmf"]
+__all__ = ["bounded_int", "faces", "parse", "pmf"]
 
-_DICE_RE = re.compile(r"^(?:(?P<count>\d*)D(?P<sides>\d*))?(?:(?P<sign>\+)?(?P<plus>\d+))?$")
-_MAX_DICE = 12
-_MAX_VALUE = 999
+# ASCII digits only: Python's \d and int() also accept Arabic-Indic, fullwidth and other digits.
+_DICE_RE = re.compile(r"^(?:(?P<count>[0-9]*)D(?P<sides>[0-9]*))?(?:(?P<sign>\+)?(?P<plus>[0-9]+))?$", re.ASCII)
+_MAX_DICE = MAX_DICE
+_MAX_VALUE = MAX_DICE_VALUE
+#: Any number of more digits is "too large" for every limit, and is never handed to int().
+_MAX_DIGITS = 9
+
+
+def bounded_int(digits: str) -> int:
+    """The value of a string of ASCII digits, or ``10**_MAX_DIGITS`` when it is longer than that.
+
+    Every limit is far below the cap, so a caller comparing against its limit reports "too large"
+    without converting a huge string (``int()`` refuses more than 4300 digits, and a C long
+    overflows much earlier).
+    """
+    if not re.fullmatch(r"[0-9]+", digits, re.ASCII):
+        raise ValueError(f"not ASCII digits: {digits!r}")
+    significant = digits.lstrip("0") or "0"
+    return int(significant) if len(significant) <= _MAX_DIGITS else 10**_MAX_DIGITS
 
 
 def parse(text: str, *, where: str = "dice") -> DiceExpr:
@@ -31,33 +48,43 @@ def parse(text: str, *, where: str = "dice") -> DiceExpr:
         ProfileError: naming ``where`` and the text, for anything else (``D7``, ``2D``, ``D6+-1``).
     """
     raw = str(text)
-    compact = re.sub(r"\s+", "", raw).upper()
-    m = _DICE_RE.match(compact)
+    shown = _shown(raw)
+    # Spaces only around '+' ("d6 + 6"): elsewhere they would join numbers ("1 2" is not 12).
+    compact = re.sub(r"\s*\+\s*", "+", raw.strip()).upper()
     hint = "write N, D3, D6, nD3 or nD6, optionally with +m: e.g. 3, D6+6, 2D6, D3+1"
+    if not compact.isascii():
+        raise ProfileError("expected a dice expression in ASCII digits 0-9", where=where, value=shown, hint=hint)
+    if re.search(r"\s", compact):
+        raise ProfileError("a dice expression has no spaces (except around +)", where=where, value=shown, hint=hint)
+    m = _DICE_RE.match(compact)
     if not compact or m is None or (m["sides"] is None and m["plus"] is None):
-        raise ProfileError("expected a dice expression", where=where, value=raw, hint=hint)
+        raise ProfileError("expected a dice expression", where=where, value=shown, hint=hint)
     if m["sides"] is None:  # a plain number
         if m["sign"]:
-            raise ProfileError("expected a dice expression", where=where, value=raw, hint=hint)
-        return _checked(DiceExpr(plus=int(m["plus"])), raw, where)
+            raise ProfileError("expected a dice expression", where=where, value=shown, hint=hint)
+        return _checked(DiceExpr(plus=bounded_int(m["plus"])), shown, where)
     if m["sides"] == "":
-        raise ProfileError("dice need a number of sides", where=where, value=raw, hint=hint)
-    sides = int(m["sides"])
+        raise ProfileError("dice need a number of sides", where=where, value=shown, hint=hint)
+    sides = bounded_int(m["sides"])
     if sides not in (3, 6):
-        raise ProfileError("only D3 and D6 exist in 40k", where=where, value=raw, hint=hint)
+        raise ProfileError("only D3 and D6 exist in 40k", where=where, value=shown, hint=hint)
     if m["plus"] is not None and not m["sign"]:
-        raise ProfileError("expected a dice expression", where=where, value=raw, hint=hint)
-    count = int(m["count"]) if m["count"] else 1
+        raise ProfileError("expected a dice expression", where=where, value=shown, hint=hint)
+    count = bounded_int(m["count"]) if m["count"] else 1
     if not 1 <= count <= _MAX_DICE:
-        raise ProfileError(f"number of dice must be 1 to {_MAX_DICE}", where=where, value=raw)
-    return _checked(DiceExpr(count=count, sides=sides, plus=int(m["plus"] or 0)), raw, where)
+        raise ProfileError(f"number of dice must be 1 to {_MAX_DICE}", where=where, value=shown)
+    return _checked(DiceExpr(count=count, sides=sides, plus=bounded_int(m["plus"] or "0")), shown, where)
 
 
-def _checked(expr: DiceExpr, raw: str, where: str) -> DiceExpr:
+def _shown(text: str, limit: int = 40) -> str:
+    """A value as error messages quote it: cut short if it is very long."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _checked(expr: DiceExpr, shown: str, where: str) -> DiceExpr:
     if expr.maximum > _MAX_VALUE:
-        raise ProfileError(f"value larger than {_MAX_VALUE}", where=where, value=raw)
+        raise ProfileError(f"value larger than {_MAX_VALUE}", where=where, value=shown)
     return expr
-
 
 
 def faces(sides: int) -> tuple[int, ...]:

@@ -3,50 +3,62 @@
 Examples:
     Weapon: ``A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1, Twin-linked]``; each token may also be
     written ``A 2``, ``A=2`` or ``A:2``; tokens are separated by spaces, commas or ``|``;
-    ``WS3+`` makes it a melee weapon; ``BS N/A`` (or ``BS -``) only with TORRENT. ``D6`` is
-    Damage 6; write ``D D6`` or ``D=D6`` for a D6 roll (likewise ``A D6``).
+    ``WS3+`` makes it a melee weapon; ``BS N/A`` (or ``BS -``) only with TORRENT; the range is
+    ``RANGE 24`` or ``24"``. ``D6`` is Damage 6 (with a warning, see :func:`parse_weapon_noted`);
+    write ``D D6`` or ``D=D6`` for a D6 roll (likewise ``A D6``).
 
     Target: ``T4 SV3+ W2 MODELS10 INV4+ FNP5+ [INFANTRY, GRENADES]``; ``5++`` is an
     invulnerable save and ``5+++`` Feel No Pain. ``STEALTH``, ``HALF DAMAGE`` and ``-1 DAMAGE``
     among the bracketed words are the target's abilities; the other words are keywords.
+
+Numbers are ASCII digits only, and every value is checked against :mod:`mathhammer.limits`:
+nothing is read as something other than what was typed.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 
 from . import dice
 from .errors import ProfileError
-from .model import PARAMETRISED, Ability, AbilitySpec, Target, Weapon
+from .limits import MAX_AP, MAX_CHARACTERISTIC, MAX_RANGE, MAX_TARGET_MODELS, MAX_WOUNDS
+from .model import PARAMETRISED, Ability, AbilitySpec, DiceExpr, Target, Weapon
 
-__all__ = ["looks_inline", "parse_ability", "parse_target", "parse_weapon"]
+__all__ = ["looks_inline", "parse_ability", "parse_target", "parse_weapon", "parse_weapon_noted"]
 
 _NAMES = {a.value: a for a in Ability}
 _SPELLINGS = sorted(_NAMES, key=len, reverse=True)
+_DASHES = "-\u2010\u2011\u2012\u2013\u2014"
 
 
 def _normal(text: str) -> str:
-    """Upper case, dashes/underscores as spaces, single spaces: 'Twin-linked' -> 'TWIN LINKED'."""
-    return re.sub(r"\s+", " ", re.sub(r"[-_–]", " ", text.upper())).strip()
+    """Upper case, single spaces; a dash between letters is a space ('Twin-linked' -> 'TWIN LINKED').
+
+    Any other dash is a minus sign and stays: ``SUSTAINED HITS -1`` / ``-D3`` must not read as 1 / D3.
+    """
+    upper = text.upper().replace("_", " ")
+    upper = re.sub(rf"(?<=[A-Z'])[{_DASHES}](?=[A-Z])", " ", upper)
+    return " ".join(upper.split())
 
 
 def parse_ability(text: str, *, where: str = "ability") -> AbilitySpec:
     """Parse one ability as GW, BSData or Wahapedia spell it.
 
     ``Twin-linked``, ``TWIN-LINKED``, ``twin linked``; ``Sustained Hits D3``; ``Anti-Fly 2+``;
-    ``Rapid Fire D6+3``; ``Melta 2``.
+    ``Rapid Fire D6+3``; ``Melta 2``. Values are at least 1; Melta takes a number only (M19).
 
     Raises:
         ProfileError: unknown ability (with the closest names) or a bad value.
     """
+    if not all(c.isascii() or c in _DASHES for c in text):
+        raise ProfileError("abilities are written in ASCII letters and digits", where=where, value=text.strip())
     norm = _normal(text)
     for spelling in _SPELLINGS:
         key = _normal(spelling)
-        if norm == key or norm.startswith(key + " ") or (norm.startswith(key) and norm[len(key):][:1].isdigit()):
-            ability = _NAMES[spelling]
-            rest = norm[len(key):].strip()
-            return _with_value(ability, rest, text, where)
+        if norm == key or norm.startswith(key + " ") or re.match(re.escape(key) + "[0-9]", norm, re.ASCII):
+            return _with_value(_NAMES[spelling], norm[len(key):].strip(), text.strip(), where)
     by_normal = {_normal(s): s for s in _SPELLINGS}
     close = [by_normal[c] for c in difflib.get_close_matches(norm, list(by_normal), n=3, cutoff=0.5)]
     hint = (f"did you mean {', '.join(close)}?" if close
@@ -56,117 +68,221 @@ def parse_ability(text: str, *, where: str = "ability") -> AbilitySpec:
 
 def _with_value(ability: Ability, rest: str, text: str, where: str) -> AbilitySpec:
     if ability is Ability.ANTI:
-        m = re.fullmatch(r"(?P<kw>[A-Z][A-Z ']*?)\s+(?P<x>[2-6])\+?", rest)
-        if not m:
-            raise ProfileError("ANTI needs a keyword and a threshold like ANTI-VEHICLE 4+", where=where,
-                               value=text.strip())
-        return AbilitySpec(ability=ability, keyword=m["kw"].strip(), value=dice.parse(m["x"], where=where))
-    if ability in PARAMETRISED:
-        if not rest:
-            raise ProfileError(f"{ability.value} needs a value, e.g. {ability.value} 1", where=where,
-                               value=text.strip())
-        return AbilitySpec(ability=ability, value=dice.parse(rest, where=f"{where} {ability.value}"))
-    if rest:
-        raise ProfileError(f"{ability.value} takes no value", where=where, value=text.strip())
-    return AbilitySpec(ability=ability)
+        return _anti(rest, text, where)
+    if ability not in PARAMETRISED:
+        if rest:
+            raise ProfileError(f"{ability.value} takes no value", where=where, value=text)
+        return AbilitySpec(ability=ability)
+    example = f"{ability.value} 2" if ability is Ability.MELTA else f"{ability.value} 1 or {ability.value} D3"
+    if not rest:
+        raise ProfileError(f"{ability.value} needs a value", where=where, value=text, hint=f"e.g. {example}")
+    if rest[0] in "+-" + _DASHES:
+        raise ProfileError(f"{ability.value} X must be a positive number", where=where, value=text,
+                           hint=f"e.g. {example}")
+    try:
+        value = dice.parse(rest, where=f"{where}: {ability.value}")
+    except ProfileError as e:
+        raise ProfileError(f"{ability.value} X: {e.what}", where=where, value=text, hint=f"e.g. {example}") from None
+    if value.minimum < 1:
+        raise ProfileError(f"{ability.value} X must be at least 1", where=where, value=text, hint=f"e.g. {example}")
+    if ability is Ability.MELTA and not value.is_fixed:
+        raise ProfileError("MELTA X must be a number, not dice (ruling M19)", where=where, value=text,
+                           hint="every Melta weapon has a fixed value, e.g. MELTA 2")
+    return AbilitySpec(ability=ability, value=value)
+
+
+def _anti(rest: str, text: str, where: str) -> AbilitySpec:
+    m = re.fullmatch(r"(?P<kw>[A-Z][A-Z ']*?)\s+(?P<x>\S+)", rest, re.ASCII)
+    if not m:
+        raise ProfileError("ANTI needs a keyword and a threshold like ANTI-VEHICLE 4+", where=where, value=text)
+    x = re.fullmatch(r"([0-9]+)\+?", m["x"], re.ASCII)
+    if not x or not 2 <= dice.bounded_int(x[1]) <= 6:
+        raise ProfileError("ANTI threshold must be 2+ to 6+", where=where, value=text, hint="e.g. ANTI-VEHICLE 4+")
+    return AbilitySpec(ability=Ability.ANTI, keyword=m["kw"].strip(), value=DiceExpr(plus=int(x[1])))
 
 
 def looks_inline(text: str) -> bool:
     """True when ``text`` is written in the inline notation rather than as a profile name."""
-    return bool(re.search(r"(^|[\s,|])(BS|WS|SV|AP|T|W)\s*[:=]?\s*-?\d", text, re.IGNORECASE)
-                or re.search(r"(^|[\s,|])A\s*[:=]?\s*\d*D?\d+", text, re.IGNORECASE) and " " in text.strip())
+    return bool(re.search(r"(^|[\s,|])(BS|WS|SV|AP|T|W)\s*[:=]?\s*-?[0-9]", text, re.IGNORECASE | re.ASCII)
+                or re.search(r"(^|[\s,|])A\s*[:=]?\s*[0-9]*D?[0-9]+", text, re.IGNORECASE | re.ASCII)
+                and " " in text.strip())
 
 
 _WEAPON_KEYS = ("RANGE", "AP", "BS", "WS", "A", "S", "D")
 _TARGET_KEYS = ("MODELS", "INV", "FNP", "SV", "T", "W")
 
+#: What may follow a key given alone (``BS 3+``): anything else means the key has no value.
+_SKILL_VALUE = r"[0-9]+\+*|N/?A|-"
+_VALUE_FORMS = {"RANGE": r'[0-9]+"?', "AP": r"[+-]?[0-9]+", "A": r"[0-9]*D?[0-9]+(\+[0-9]+)?",
+                "D": r"[0-9]*D?[0-9]+(\+[0-9]+)?", "S": "[0-9]+", "T": "[0-9]+", "W": "[0-9]+",
+                "MODELS": "[0-9]+", "BS": _SKILL_VALUE, "WS": _SKILL_VALUE, "SV": _SKILL_VALUE,
+                "INV": _SKILL_VALUE, "FNP": _SKILL_VALUE}
+
+
+def _shown(text: str, limit: int = 100) -> str:
+    """The profile as error messages quote it: stripped, and cut short if it is very long."""
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _check_characters(text: str, what: str) -> None:
+    """Control characters (other than whitespace) are never part of a profile."""
+    for c in text:
+        if unicodedata.category(c) == "Cc" and not c.isspace():
+            raise ProfileError(f"control character U+{ord(c):04X} in the profile", where=what, value=_shown(text))
+
 
 def _split(text: str, what: str) -> tuple[list[str], list[str]]:
-    """Tokens outside brackets, and the comma-separated items inside ``[...]``."""
-    items: list[str] = []
-    m = re.search(r"\[(.*)\]", text)
-    body = text
-    if m:
-        items = [s.strip() for s in m[1].split(",") if s.strip()]
-        body = text[: m.start()] + " " + text[m.end():]
+    """Tokens outside brackets, and the comma-separated items inside ``[...]`` (one or more lists)."""
+    _check_characters(text, what)
+    groups = re.findall(r"\[([^\[\]]*)\]", text)
+    body = re.sub(r"\[[^\[\]]*\]", " ", text)
     if "[" in body or "]" in body:
-        raise ProfileError("unbalanced brackets", where=what, value=text)
+        raise ProfileError("unbalanced or nested brackets", where=what, value=_shown(text),
+                           hint="abilities and keywords go in one list: [A, B, C]")
+    items = [s.strip() for g in groups for s in g.split(",") if s.strip()]
+    # Any Unicode space separates tokens (harmless); everything else must be ASCII (checked per token).
     return [t for t in re.split(r"[\s,|]+", body) if t], items
 
 
-def _pairs(tokens: list[str], keys: tuple[str, ...], what: str, text: str) -> dict[str, str]:
-    """Key/value pairs: ``BS3+``, ``BS 3+``, ``BS=3+``, ``BS:3+``; ``5++``/``5+++`` shorthands."""
+def _pairs(tokens: list[str], keys: tuple[str, ...], what: str) -> tuple[dict[str, str], set[str]]:
+    """Key/value pairs: ``BS3+``, ``BS 3+``, ``BS=3+``, ``BS:3+``; ``5++``/``5+++`` and ``24"``
+    shorthands. Also returns the keys written glued to their value (``D6``, not ``D 6``)."""
+    key_re = re.compile(rf"({'|'.join(keys)})([:=]?)(.*)", re.IGNORECASE | re.ASCII | re.DOTALL)
     found: dict[str, str] = {}
+    glued: set[str] = set()
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        short = re.fullmatch(r"([2-6])\+(\+\+?)", tok)
+        if not tok.isascii():
+            raise ProfileError("only ASCII letters, digits and signs are understood", where=what, value=_shown(tok, 40),
+                               hint="write digits as 0-9")
+        short = re.fullmatch(r"([0-9]+\+)(\+\+?)", tok)
+        m = key_re.fullmatch(tok)
         if short and "INV" in keys:
-            key, val = ("FNP" if short[2] == "++" else "INV"), short[1] + "+"
-        else:
-            key = next((k for k in keys if tok.upper().startswith(k)), "")
-            if not key:
-                raise ProfileError("unknown token", where=what, value=tok,
-                                   hint=f"expected tokens like {' '.join(_example(keys))}")
-            val = tok[len(key):].lstrip(":=")
+            key, val = ("FNP" if short[2] == "++" else "INV"), short[1]
+        elif re.fullmatch(r'[0-9]+"', tok) and "RANGE" in keys:
+            key, val = "RANGE", tok
+        elif m:
+            key, val = m[1].upper(), m[3]
+            if val and not m[2]:
+                glued.add(key)
             if not val:
-                if i + 1 >= len(tokens):
-                    raise ProfileError(f"{key} has no value", where=what, value=text)
-                i += 1
+                i = _next_value(tokens, i, key, what)
                 val = tokens[i].lstrip(":=")
+        else:
+            raise ProfileError("unknown token", where=what, value=_shown(tok, 40),
+                               hint=f"expected tokens like {' '.join(_example(keys))}")
         if key in found:
-            raise ProfileError(f"{key} given twice", where=what, value=text)
+            raise ProfileError(f"{key} given twice", where=what, value=tok)
         found[key] = val
         i += 1
-    return found
+    return found, glued
 
 
-def _example(keys: tuple[str, ...]) -> list[str]:
+def _next_value(tokens: list[str], i: int, key: str, what: str) -> int:
+    """Index of the value of a key written alone (``BS 3+``, ``BS = 3+``)."""
+    j = i + 1
+    if j < len(tokens) and tokens[j] in (":", "="):
+        j += 1
+    if j < len(tokens) and not tokens[j].isascii():
+        raise ProfileError("only ASCII letters, digits and signs are understood", where=what,
+                           value=_shown(tokens[j], 40),
+                           hint="write digits as 0-9")
+    if j >= len(tokens) or not re.fullmatch(_VALUE_FORMS[key], tokens[j].lstrip(":="), re.IGNORECASE | re.ASCII):
+        after = f"{tokens[j]!r} is not a value for {key}; " if j < len(tokens) else ""
+        raise ProfileError(f"{key} has no value", where=what, value=tokens[i],
+                           hint=f"{after}write e.g. {_example(_WEAPON_KEYS + _TARGET_KEYS, key)}")
+    return j
+
+
+def _example(keys: tuple[str, ...], key: str = "") -> list[str] | str:
+    examples = {"A": "A2", "BS": "BS3+", "WS": "WS3+", "S": "S4", "AP": "AP-1", "D": "D1", "RANGE": 'RANGE 24 or 24"',
+                "T": "T4", "SV": "SV3+", "W": "W2", "MODELS": "MODELS10", "INV": "INV4+", "FNP": "FNP5+"}
+    if key:
+        return examples[key]
     return ["A2", "BS3+", "S4", "AP-1", "D1"] if "BS" in keys else ["T4", "SV3+", "W2", "MODELS10"]
 
 
 def _plus(key: str, val: str, what: str, lo: int = 2, hi: int = 6) -> int:
-    m = re.fullmatch(r"(\d+)\+?", val)
-    if not m or not lo <= int(m[1]) <= hi:
+    m = re.fullmatch(r"([0-9]+)\+?", val, re.ASCII)
+    if not m or not lo <= dice.bounded_int(m[1]) <= hi:
         raise ProfileError(f"{key} must be {lo}+ to {hi}+", where=what, value=f"{key}{val}")
     return int(m[1])
 
 
-def _int(key: str, val: str, what: str, lo: int = 1) -> int:
-    if not re.fullmatch(r"\d+", val) or int(val) < lo:
-        raise ProfileError(f"{key} must be a whole number of at least {lo}", where=what, value=f"{key}{val}")
+def _int(key: str, val: str, what: str, hi: int, lo: int = 1) -> int:
+    if not re.fullmatch(r"[0-9]+", val, re.ASCII) or not lo <= dice.bounded_int(val) <= hi:
+        raise ProfileError(f"{key} must be a whole number from {lo} to {hi}", where=what, value=f"{key}{val}")
     return int(val)
 
 
+def _ap(val: str, what: str) -> int:
+    m = re.fullmatch(r"([+-]?)([0-9]+)", val, re.ASCII)
+    if not m:
+        raise ProfileError("AP must be a whole number like AP-1 or AP0", where=what, value=f"AP{val}")
+    size = dice.bounded_int(m[2])
+    if m[1] != "-" and size:
+        raise ProfileError("AP must be 0 or negative", where=what, value=f"AP{val}",
+                           hint="armour piercing is written AP-1, AP-2, ...")
+    if size > MAX_AP:
+        raise ProfileError(f"AP must be AP0 to AP-{MAX_AP}", where=what, value=f"AP{val}")
+    return -size
+
+
+def _damage(val: str, glued: bool, what: str, notes: list[str]) -> DiceExpr:
+    """Damage; ``D3``/``D6`` written glued are a fixed 3/6 (ruling M6), with a warning."""
+    if glued and re.fullmatch(r"0*[36]\+[0-9]+", val, re.ASCII):
+        rolled = "D" + val.lstrip("0")
+        raise ProfileError("ambiguous damage", where=what, value=f"D{val}",
+                           hint=f"write 'D {rolled}' for a rolled {rolled}, or the total for a fixed value")
+    damage = dice.parse(val, where=f"{what}: D")
+    if glued and damage.is_fixed and damage.plus in (3, 6):
+        notes.append(f"{what}: D{val} read as Damage {damage.plus} (a fixed value); "
+                     f"write 'D D{damage.plus}' for a rolled D{damage.plus}")
+    return damage
+
+
 def parse_weapon(text: str, *, name: str = "") -> Weapon:
-    """Parse an inline weapon profile (see the module docstring).
+    """Parse an inline weapon profile (see the module docstring); see :func:`parse_weapon_noted`."""
+    return parse_weapon_noted(text, name=name)[0]
+
+
+def parse_weapon_noted(text: str, *, name: str = "") -> tuple[Weapon, tuple[str, ...]]:
+    """Parse an inline weapon profile; also return warnings about how ambiguous tokens were read
+    (``D6`` is Damage 6, ruling M6).
 
     Raises:
         ProfileError: naming the token and the value, e.g. ``BS7+``, ``D D7``, ``AP+2``, a missing S.
     """
-    what = f"inline weapon {text.strip()!r}"
+    what = f"inline weapon {_shown(text)!r}"
     tokens, items = _split(text, what)
-    kv = _pairs(tokens, _WEAPON_KEYS, what, text)
-    for key in ("A", "S", "D"):
+    kv, glued = _pairs(tokens, _WEAPON_KEYS, what)
+    for key, word in (("A", "attacks"), ("S", "strength"), ("D", "damage")):
         if key not in kv:
-            raise ProfileError(f"missing {key} ({ {'A': 'attacks', 'S': 'strength', 'D': 'damage'}[key]})",
-                               where=what, value=text.strip())
+            raise ProfileError(f"missing {key} ({word})", where=what, value=_shown(text),
+                               hint=f"e.g. {' '.join(_example(_WEAPON_KEYS))}")
     if ("BS" in kv) == ("WS" in kv):
-        raise ProfileError("give exactly one of BS (ranged) or WS (melee)", where=what, value=text.strip())
+        raise ProfileError("give exactly one of BS (ranged) or WS (melee)", where=what, value=_shown(text))
     abilities = tuple(parse_ability(s, where=what) for s in items)
     skill_key = "BS" if "BS" in kv else "WS"
     skill_val = kv[skill_key]
     skill = None if skill_val.upper() in ("N/A", "-", "NA") else _plus(skill_key, skill_val, what)
-    ap_val = kv.get("AP", "0")
-    if not re.fullmatch(r"[+-]?\d+", ap_val):
-        raise ProfileError("AP must be a whole number like AP-1 or AP0", where=what, value=f"AP{ap_val}")
-    if int(ap_val) > 0:
-        raise ProfileError("AP must be 0 or negative", where=what, value=f"AP{ap_val}",
-                           hint="armour piercing is written AP-1, AP-2, ...")
-    rng = None if skill_key == "WS" else (_int("RANGE", kv["RANGE"].rstrip('"'), what) if "RANGE" in kv else 0)
-    return Weapon(name=name or "inline weapon", attacks=dice.parse(kv["A"], where=f"{what}: A"), skill=skill,
-                  strength=_int("S", kv["S"], what), ap=int(ap_val),
-                  damage=dice.parse(kv["D"], where=f"{what}: D"), range_inches=rng, abilities=abilities)
+    if skill_key == "WS" and "RANGE" in kv:
+        raise ProfileError("a melee weapon (WS) has no range", where=what, value=f"RANGE {kv['RANGE']}",
+                           hint="give BS for a ranged weapon")
+    rng = None if skill_key == "WS" else (_int("RANGE", kv["RANGE"].removesuffix('"'), what, MAX_RANGE)
+                                          if "RANGE" in kv else 0)
+    notes: list[str] = []
+    attacks = dice.parse(kv["A"], where=f"{what}: A")
+    strength, ap = _int("S", kv["S"], what, MAX_CHARACTERISTIC), _ap(kv.get("AP", "0"), what)
+    damage = _damage(kv["D"], "D" in glued, what, notes)
+    try:
+        weapon = Weapon(name=name or "inline weapon", attacks=attacks, skill=skill, strength=strength, ap=ap,
+                        damage=damage, range_inches=rng, abilities=abilities)
+    except ProfileError as e:  # name what the user typed, not the placeholder name
+        raise ProfileError(e.what, where=what, value=e.value, hint=e.hint) from None
+    return weapon, tuple(notes)
 
 
 def parse_target(text: str, *, name: str = "") -> Target:
@@ -175,23 +291,73 @@ def parse_target(text: str, *, name: str = "") -> Target:
     Raises:
         ProfileError: naming the token and the value.
     """
-    what = f"inline target {text.strip()!r}"
+    what = f"inline target {_shown(text)!r}"
     tokens, items = _split(text, what)
-    kv = _pairs(tokens, _TARGET_KEYS, what, text)
+    kv, _ = _pairs(tokens, _TARGET_KEYS, what)
     for key, word in (("T", "toughness"), ("SV", "save"), ("W", "wounds")):
         if key not in kv:
-            raise ProfileError(f"missing {key} ({word})", where=what, value=text.strip())
-    save = 7 if kv["SV"] in ("-", "N/A") else _plus("SV", kv["SV"], what, hi=7)
-    words = [_normal(k) if not k.strip().startswith("-") else "-" + _normal(k) for k in items]
-    abilities = {w for w in words if w in _TARGET_ABILITIES}
-    return Target(name=name or "inline target", toughness=_int("T", kv["T"], what), save=save,
-                  wounds=_int("W", kv["W"], what), models=_int("MODELS", kv.get("MODELS", "1"), what),
+            raise ProfileError(f"missing {key} ({word})", where=what, value=_shown(text),
+                               hint=f"e.g. {' '.join(_example(_TARGET_KEYS))}")
+    save = 7 if kv["SV"].upper() in ("-", "N/A", "NA") else _plus("SV", kv["SV"], what, hi=7)
+    abilities, keywords = _target_words(items, what)
+    try:
+        return _target(name, kv, save, abilities, keywords, what)
+    except ProfileError as e:
+        if e.where == what:
+            raise
+        raise ProfileError(e.what, where=what, value=e.value, hint=e.hint) from None
+
+
+def _target(name: str, kv: dict[str, str], save: int, abilities: set[str], keywords: set[str], what: str) -> Target:
+    return Target(name=name or "inline target", toughness=_int("T", kv["T"], what, MAX_CHARACTERISTIC), save=save,
+                  wounds=_int("W", kv["W"], what, MAX_WOUNDS),
+                  models=_int("MODELS", kv.get("MODELS", "1"), what, MAX_TARGET_MODELS),
                   invulnerable=_plus("INV", kv["INV"], what) if "INV" in kv else None,
                   feel_no_pain=_plus("FNP", kv["FNP"], what) if "FNP" in kv else None,
-                  keywords=frozenset(w for w in words if w not in _TARGET_ABILITIES),
-                  stealth="STEALTH" in abilities, half_damage="HALF DAMAGE" in abilities,
-                  damage_reduction=1 if "-1 DAMAGE" in abilities else 0)
+                  keywords=frozenset(keywords), stealth="STEALTH" in abilities,
+                  half_damage="HALF DAMAGE" in abilities, damage_reduction=1 if "-1 DAMAGE" in abilities else 0)
 
 
+#: A keyword: words of letters, an apostrophe inside a word (``T'AU EMPIRE``).
+_KEYWORD = r"[A-Z]+(?:'[A-Z]+)?(?: [A-Z]+(?:'[A-Z]+)?)*"
 #: Defensive abilities written among an inline target's bracketed keywords.
-_TARGET_ABILITIES = {"STEALTH", "HALF DAMAGE", "-1 DAMAGE"}
+_TARGET_ABILITIES = ("STEALTH", "HALF DAMAGE", "-1 DAMAGE")
+#: Words no keyword contains: an item with one is a defensive ability we do not model (or a typo).
+_ABILITY_WORDS = frozenset({"DAMAGE", "DMG", "FNP", "FEEL", "PAIN", "INV", "INVULNERABLE", "INVUL", "SAVE", "SV",
+                            "COVER", "WOUND", "WOUNDS", "HIT", "HITS", "TOUGHNESS", "AP", "REDUCTION"})
+
+
+def _target_words(items: list[str], what: str) -> tuple[set[str], set[str]]:
+    """Split bracketed words into the defensive abilities we model and keywords.
+
+    A keyword is ASCII letters (with spaces, dashes, apostrophes): a word with a digit or a sign
+    (``-2 DAMAGE``, ``5++``) or with a word such as DAMAGE or SAVE is never one, and is an error.
+    """
+    abilities: set[str] = set()
+    keywords: set[str] = set()
+    hint = (f"modelled: {', '.join(_TARGET_ABILITIES)}; write saves as tokens (INV4+, FNP5+) and other "
+            "effects as options (--save-mod, --cover, --damage-mod, --hit-mod ...)")
+    for item in items:
+        word = _normal(item)
+        if word in _TARGET_ABILITIES:
+            abilities.add(word)
+            continue
+        close = difflib.get_close_matches(word, _TARGET_ABILITIES, n=1, cutoff=0.75)
+        if _is_weapon_ability(word):
+            raise ProfileError("a weapon ability, not a target keyword", where=what, value=item,
+                               hint="weapon abilities go in the weapon's brackets")
+        if (not item.isascii() or not re.fullmatch(_KEYWORD, word, re.ASCII)
+                or close or _ABILITY_WORDS & set(word.split())):
+            raise ProfileError("not a keyword nor a defensive ability mathhammer models", where=what, value=item,
+                               hint=f"did you mean {close[0]}?" if close else hint)
+        keywords.add(word)
+    return abilities, keywords
+
+
+def _is_weapon_ability(word: str) -> bool:
+    """``LETHAL HITS``, ``MELTA 2``, ``ANTI-FLY 2+``: a weapon ability (with or without its value)."""
+    for ability in Ability:
+        name = _normal(ability.value)
+        if word == name or (ability in PARAMETRISED and word.startswith(name + " ")):
+            return True
+    return False

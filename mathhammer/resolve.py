@@ -5,26 +5,54 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .errors import ProfileError
+from .errors import InputError, MatchupError, ProfileError
+from .limits import MAX_TARGET_MODELS
 from .model import Context, Target, Unit, Weapon, unit_target
-from .notation import looks_inline, parse_target, parse_weapon
+from .notation import looks_inline, parse_target, parse_weapon_noted
 from .profiles import Library
 
 __all__ = ["build_context", "resolve_target", "resolve_weapon"]
 
 
-def resolve_weapon(lib: Library, text: str, *, melee: bool = False) -> tuple[Weapon, Unit | None]:
-    """A weapon and the unit that carries it (``None`` for an inline profile).
+def resolve_weapon(lib: Library, text: str, *, melee: bool = False
+                   ) -> tuple[Weapon, Unit | None, tuple[str, ...]]:
+    """A weapon, the unit that carries it (``None`` for an inline profile) and warnings about
+    how an inline profile was read (``D6`` is Damage 6, ruling M6).
 
     Order: inline notation; a weapon's alias or name; a unit's alias or name (its only ranged
     weapon, or its only melee weapon when ``melee``); a unique substring of a weapon name,
     then of a unit name.
 
     Raises:
-        ProfileError: unknown, ambiguous, or a unit with several ranged weapons (listed).
+        ProfileError: empty, unknown, ambiguous, or a unit with several ranged weapons (listed).
+        MatchupError: an inline melee weapon given to ``shoot`` (or a ranged one to ``fight``).
     """
+    _not_empty(text, "weapon", "weapon")
     if looks_inline(text):
-        return parse_weapon(text), None
+        weapon, notes = parse_weapon_noted(text)
+        _inline_kind(weapon, text, melee)
+        return weapon, None, notes
+    weapon, unit = _named_weapon(lib, text, melee)
+    return weapon, unit, ()
+
+
+def _not_empty(text: str, where: str, noun: str) -> None:
+    if not text.strip():
+        raise ProfileError(f"no {noun} given", where=where, value=text,
+                           hint="give a profile name or an inline profile")
+
+
+def _inline_kind(weapon: Weapon, text: str, melee: bool) -> None:
+    """An inline weapon of the wrong kind, named by what the user typed."""
+    if weapon.melee == melee:
+        return
+    command, other = ("fight", "shoot") if melee else ("shoot", "fight")
+    kind, needed = ("ranged", "melee") if melee else ("melee", "ranged")
+    raise MatchupError(f"is a {kind} weapon; {command} resolves {needed} attacks", where="weapon",
+                       value=text.strip(), hint=f"use `mathhammer {other}` for {kind} weapons")
+
+
+def _named_weapon(lib: Library, text: str, melee: bool) -> tuple[Weapon, Unit | None]:
     weapon = lib.find(text, "weapon", substring=False)
     if weapon is not None:
         return weapon, lib.unit_named(weapon.unit)
@@ -63,7 +91,15 @@ def resolve_target(lib: Library, text: str, *, models: int | None = None
                    ) -> tuple[Target, Unit | None, tuple[str, ...]]:
     """A target (inline profile or unit name), its unit (``None`` when inline) and warnings
     about what it simplifies. ``models`` overrides the unit's size (or MODELS of an inline profile).
+
+    Raises:
+        ProfileError: empty, unknown or ambiguous, or a malformed inline profile.
+        InputError: ``models`` outside 1 to MAX_TARGET_MODELS.
     """
+    _not_empty(text, "--target", "target")
+    if models is not None and not 1 <= models <= MAX_TARGET_MODELS:
+        raise InputError(f"the target unit must have 1 to {MAX_TARGET_MODELS} models", where="--target-models",
+                         value=models)
     if looks_inline(text):
         target = parse_target(text)
         if models is not None:
@@ -91,7 +127,7 @@ def build_context(options: dict[str, Any], *, weapon: Weapon, attacker: Unit | N
     """
     merged: dict[str, Any] = {}
     origin: dict[str, str] = {}
-    layers = []
+    layers: list[tuple[str, dict[str, object], tuple[str, ...]]] = []
     if attacker is not None:
         layers.append((f"unit {attacker.name}", dict(attacker.modifiers), _ATTACKER_KEYS))
     layers.append((f"weapon {weapon.name}", dict(weapon.modifiers), _ATTACKER_KEYS))
