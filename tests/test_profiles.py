@@ -167,7 +167,7 @@ def test_parsed_profiles_are_cached_and_invalidated(tmp_path: Path, monkeypatch:
     folder.mkdir()
     p = _write(folder, GOOD)
     first = load_library([folder], use_env=False).find("testers", "unit")
-    assert list((tmp_path / "cache" / "profiles").glob("*.pickle"))
+    assert list((tmp_path / "cache" / "profiles").glob("*.marshal"))
     assert load_library([folder], use_env=False).find("testers", "unit") == first  # from the cache
     p.write_text(GOOD.replace("points: 100", "points: 120"))
     st = p.stat()
