@@ -3,14 +3,32 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import numba
 
-# cache=True: compiled machine code is kept on disk, so only the first run pays for LLVM.
-# No fastmath: the kernels do integer work and must stay bit-reproducible.
-jit = numba.njit(cache=True, nogil=True)
-inline = numba.njit(cache=True, nogil=True, inline="always")
-parallel = numba.njit(cache=True, nogil=True, parallel=True)
+from ._cache import Location, cache_dir, choose_location
+
+#: Decided before anything is decorated: numba refuses ``cache=True`` when it finds no writable
+#: folder, and resolves the folder at decoration.
+LOCATION: Location = choose_location()
+
+
+def _njit(**options: Any) -> Callable[[Any], Any]:
+    # cache=True: compiled machine code is kept on disk, so only the first run pays for LLVM
+    # (False only when no folder is writable, see _cache.choose_location).
+    # No fastmath: the kernels do integer work and must stay bit-reproducible.
+    def decorate(func: Any) -> Any:
+        with cache_dir(LOCATION.directory):
+            return numba.njit(cache=LOCATION.enabled, nogil=True, **options)(func)
+
+    return decorate
+
+
+jit = _njit()
+inline = _njit(inline="always")
+parallel = _njit(parallel=True)
 prange = numba.prange
 
 

@@ -40,7 +40,7 @@ FACES_PER_VALUE = 12
 
 
 @inline
-def splitmix64(s):  # type: ignore[no-untyped-def]
+def splitmix64(s):
     """Advance counter ``s`` (uint64) by one step; return (new counter, 64 random bits)."""
     s = s + GAMMA
     z = s
@@ -50,7 +50,7 @@ def splitmix64(s):  # type: ignore[no-untyped-def]
 
 
 @inline
-def refill(buf, s):  # type: ignore[no-untyped-def]
+def refill(buf, s):
     """Write the next ``buf.size`` values of the stream after counter ``s``; return the counter."""
     for j in range(buf.size):
         z = s + np.uint64(j + 1) * GAMMA
@@ -61,7 +61,7 @@ def refill(buf, s):  # type: ignore[no-untyped-def]
 
 
 @inline
-def reserve(k, buf, pos, s):  # type: ignore[no-untyped-def]
+def reserve(k, buf, pos, s):
     """Make ``k`` (<= buf.size) unread values available from ``pos``: returns (pos, s),
     refilling (and skipping the unread rest) when fewer are left."""
     if pos + k > buf.size:
@@ -71,21 +71,21 @@ def reserve(k, buf, pos, s):  # type: ignore[no-untyped-def]
 
 
 @inline
-def pair_index(half):  # type: ignore[no-untyped-def]
+def pair_index(half):
     """A D6 and the D6 that may re-roll it, as one roll of 36 faces from a 32-bit fraction
     ``half`` (uint64 < 2**32): floor(36 * half / 2**32) = (first-1)*6 + (second-1)."""
     return np.int64((half * THIRTY_SIX) >> S32)
 
 
 @inline
-def digit(pool, base):  # type: ignore[no-untyped-def]
+def digit(pool, base):
     """Take one roll of ``base`` (uint64) faces from ``pool``: returns (0..base-1 as int64, next pool)."""
     high = ((pool >> S32) * base + (((pool & LOW32) * base) >> S32)) >> S32
     return np.int64(high), pool * base
 
 
 @inline
-def d6(buf, pos, s, pool, left):  # type: ignore[no-untyped-def]
+def d6(buf, pos, s, pool, left):
     """Roll one D6. Returns (face 1..6 as int64, pos, s, pool, left)."""
     if left == 0:
         pos, s = reserve(1, buf, pos, s)

@@ -4,6 +4,10 @@ attacks -> Hit rolls -> sustained / lethal -> Wound rolls and saves -> damage ->
 -> allocation, then the deferred Devastating-Wounds mortal wounds (R-6.3), then Hazardous
 tests (R-9.7). Rules live in the tables; this module only rolls dice and looks them up.
 
+A call runs some of each chunk's trials and leaves each chunk's random stream where it
+stopped (``streams``), so the engine can split a long run into short calls (a Ctrl-C is
+seen between them) and the counts are the same however the trials are split.
+
 Dice are rolled stage by stage for the whole unit (all Hit rolls, then each hit's Wound roll
 and saving throw, ...) as players roll fast dice. Attacks are independent and every unsaved
 attack's damage is an independent roll, so this gives the same distribution as resolving
@@ -17,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import inline, parallel, prange
-from .rng import BUFFER, LOW32, S32, d6, pair_index, reserve
+from .rng import BUFFER, GAMMA, LOW32, S32, d6, pair_index, refill, reserve
 
 # Rows, columns and flags of mathhammer.codes, repeated as plain ints so the kernel stays
 # free of Python objects (tests/test_kernel.py checks they agree).
@@ -31,10 +35,13 @@ PAIRS = 36
 N_STAGES = 10
 MASK21 = (1 << 21) - 1
 MASK12 = (1 << 12) - 1
+#: Columns of a row of ``streams``: next unread buffer position, counter, D6 pool, faces left.
+S_POS, S_COUNTER, S_POOL, S_LEFT = 0, 1, 2, 3
+N_STREAM = 4
 
 
 @inline
-def _dice(kind, rolls, buf, pos, s, pool, left):  # type: ignore[no-untyped-def]
+def _dice(kind, rolls, buf, pos, s, pool, left):
     """Raw sum of the D6s and D3s of ``rolls[kind]``. Returns (raw, pos, s, pool, left)."""
     raw = 0
     for _ in range(rolls[kind, 0]):
@@ -47,7 +54,7 @@ def _dice(kind, rolls, buf, pos, s, pool, left):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _pack_counts(stages, row):  # type: ignore[no-untyped-def]
+def _pack_counts(stages, row):
     """``stages[row]`` with each value's bits 1, 2 and 4 spread into 21-bit counter fields,
     so that one addition per roll counts all three."""
     packed = np.empty(PAIRS, dtype=np.int64)
@@ -58,7 +65,7 @@ def _pack_counts(stages, row):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _pack_wound_save(stages, devastating):  # type: ignore[no-untyped-def]
+def _pack_wound_save(stages, devastating):
     """For each (Wound roll, saving throw) pair of 36-face rolls, its contribution to five 12-bit
     counter fields: unsaved, wounds, critical wounds, re-rollable failed Wound rolls,
     re-rollable failed saves. With Devastating Wounds a Critical Wound skips the save (R-6.1)."""
@@ -76,7 +83,7 @@ def _pack_wound_save(stages, devastating):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _count_rolls(n, packed, buf, pos, s):  # type: ignore[no-untyped-def]
+def _count_rolls(n, packed, buf, pos, s):
     """Make ``n`` rolls of one stage (``packed`` by _pack_counts), two per stream value.
     Returns (values with bit 1, with bit 2, with bit 4, pos, s)."""
     ones = 0
@@ -101,7 +108,7 @@ def _count_rolls(n, packed, buf, pos, s):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _wound_and_save(n, packed, devastating, buf, pos, s):  # type: ignore[no-untyped-def]
+def _wound_and_save(n, packed, devastating, buf, pos, s):
     """Wound roll and saving throw of ``n`` hits, one stream value each (R-5, R-7), ``packed``
     by _pack_wound_save.
 
@@ -131,7 +138,7 @@ def _wound_and_save(n, packed, devastating, buf, pos, s):  # type: ignore[no-unt
 
 
 @inline
-def _feel_no_pain(damage, stages, buf, pos, s, pool, left):  # type: ignore[no-untyped-def]
+def _feel_no_pain(damage, stages, buf, pos, s, pool, left):
     """R-8.5: one FNP roll per point; returns (points not ignored, pos, s, pool, left)."""
     lost = 0
     for _ in range(damage):
@@ -141,7 +148,7 @@ def _feel_no_pain(damage, stages, buf, pos, s, pool, left):  # type: ignore[no-u
 
 
 @inline
-def _damage(rolls, roll_maps, roll_flags, command, buf, pos, s, pool, left):  # type: ignore[no-untyped-def]
+def _damage(rolls, roll_maps, roll_flags, command, buf, pos, s, pool, left):
     """One Damage roll with its re-roll (R-8.1): the policy's first, else the Command Re-roll
     if still available (``command`` 1) and the result is below average. Returns (damage,
     command left, pos, s, pool, left)."""
@@ -155,14 +162,14 @@ def _damage(rolls, roll_maps, roll_flags, command, buf, pos, s, pool, left):  # 
 
 
 @inline
-def _fresh(row, stages, buf, pos, s, pool, left):  # type: ignore[no-untyped-def]
+def _fresh(row, stages, buf, pos, s, pool, left):
     """A lone re-roll of one die of ``stages[row]`` (Command Re-roll: never re-rolled again)."""
     f, pos, s, pool, left = d6(buf, pos, s, pool, left)
     return stages[row, (f - 1) * 7] & 3, pos, s, pool, left
 
 
 @inline
-def _run_chunk(stages, rolls, roll_maps, roll_flags, params, seed, n_trials, out_damage, out_models,  # type: ignore[no-untyped-def]
+def _run_chunk(stages, rolls, roll_maps, roll_flags, params, stream, n_trials, out_damage, out_models,
                offsets, out_stages, out_hazard, out_hazard_models):
     flags = params[P_FLAGS]
     torrent = (flags & F_TORRENT) != 0
@@ -186,10 +193,12 @@ def _run_chunk(stages, rolls, roll_maps, roll_flags, params, seed, n_trials, out
     save_packed = _pack_counts(stages, SAVE)
     wound_save_packed = _pack_wound_save(stages, devastating)
     buf = np.empty(BUFFER, dtype=np.uint64)
-    pos = BUFFER
-    s = seed
-    pool = np.uint64(0)
-    left = 0
+    pos = np.int64(stream[S_POS])
+    s = stream[S_COUNTER]
+    pool = stream[S_POOL]
+    left = np.int64(stream[S_LEFT])
+    if pos < BUFFER:  # resume: the buffer holds the BUFFER values before counter s
+        refill(buf, s - np.uint64(BUFFER) * GAMMA)
     for _ in range(n_trials):
         # Attacks (R-1): Blast and Rapid Fire are part of each model's roll (compile.py).
         if fixed_attacks:
@@ -343,28 +352,33 @@ def _run_chunk(stages, rolls, roll_maps, roll_flags, params, seed, n_trials, out
                         haz_left = haz_w
             out_hazard[lost] += 1
             out_hazard_models[dead] += 1
+    stream[S_POS] = pos
+    stream[S_COUNTER] = s
+    stream[S_POOL] = pool
+    stream[S_LEFT] = left
 
 
 @parallel
-def simulate_chunks(stages, rolls, roll_maps, roll_flags, params, seeds, chunk_trials, out_damage, out_models,  # type: ignore[no-untyped-def]
+def simulate_chunks(stages, rolls, roll_maps, roll_flags, params, streams, chunk_trials, out_damage, out_models,
                     offsets, out_stages, out_hazard, out_hazard_models):
-    """Simulate every chunk's trials into its own histogram rows.
+    """Simulate ``chunk_trials[c]`` more trials of every chunk c, adding to its histogram rows.
 
     stages: int8[4, 36]  rows of mathhammer.codes.Stage; column (first face-1)*6 + (re-roll face-1)
     rolls: int64[3, 2]  (number of D6, number of D3) per mathhammer.codes.Roll
     roll_maps: int64[3, MAX_RAW + 1]  raw dice sum -> value
     roll_flags: int8[3, MAX_RAW + 1]  mathhammer.codes.RollFlag bits per raw sum
     params: int64[7]  mathhammer.codes.Param
-    seeds: uint64[n_chunks]  one stream per chunk
-    chunk_trials: int64[n_chunks]  trials in each chunk
+    streams: uint64[n_chunks, N_STREAM]  each chunk's random stream (S_POS, ...), advanced in place;
+        a new chunk's row is (BUFFER, seed, 0, 0) (mathhammer.kernel.new_streams)
+    chunk_trials: int64[n_chunks]  trials to run now in each chunk (0 for a finished chunk)
     out_damage: int64[n_chunks, damage_max + 1]  trials by wounds lost by the target
     out_models: int64[n_chunks, target_models + 1]  trials by models destroyed
     offsets: int64[11]  where each mathhammer.codes.StageCount histogram starts in a row of out_stages
     out_stages: int64[n_chunks, offsets[10]]  trials by each stage count (filled with Flag.STAGES)
     out_hazard: int64[n_chunks, 3 * firing + 1]  trials by wounds lost to Hazardous tests
     out_hazard_models: int64[n_chunks, firing + 1]  trials by firing models lost to them
-    All outputs are zeroed by the caller.
+    All outputs are zeroed by the caller before the first call and only added to.
     """
-    for c in prange(seeds.shape[0]):
-        _run_chunk(stages, rolls, roll_maps, roll_flags, params, seeds[c], chunk_trials[c], out_damage[c],
+    for c in prange(streams.shape[0]):
+        _run_chunk(stages, rolls, roll_maps, roll_flags, params, streams[c], chunk_trials[c], out_damage[c],
                    out_models[c], offsets, out_stages[c], out_hazard[c], out_hazard_models[c])
