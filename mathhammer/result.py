@@ -19,8 +19,10 @@ class Distribution:
     """A distribution over 0, 1, 2, ...: ``probabilities[k]`` = P(X = k).
 
     ``trials`` is the number of Monte Carlo samples behind it (``None`` when exact): it sets the
-    standard error of the mean. ``sd`` is the population standard deviation of X itself,
-    not of the mean.
+    standard error of the mean. ``sd`` is the population standard deviation of this distribution
+    (for a Monte Carlo estimate: of the samples, dividing by n); ``sd_sample`` is the sample
+    standard deviation (dividing by n - 1), the estimate of the true sd, undefined below two
+    trials.
     """
 
     probabilities: npt.NDArray[np.float64]
@@ -50,9 +52,20 @@ class Distribution:
         mu = self.mean()
         return math.sqrt(max(0.0, float(((self.support - mu) ** 2) @ self.probabilities)))
 
-    def sem(self) -> float:
-        """Standard error of the mean: sd / sqrt(trials); 0 for an exact distribution."""
-        return 0.0 if self.trials is None else self.sd() / math.sqrt(self.trials)
+    def sd_sample(self) -> float | None:
+        """Sample standard deviation (Bessel's n - 1) of a Monte Carlo estimate; None when exact
+        or with fewer than two trials (one sample says nothing about the spread)."""
+        if self.trials is None or self.trials < 2:
+            return None
+        return self.sd() * math.sqrt(self.trials / (self.trials - 1))
+
+    def sem(self) -> float | None:
+        """Standard error of the mean: sample sd / sqrt(trials); 0 for an exact distribution,
+        None with fewer than two trials."""
+        if self.trials is None:
+            return 0.0
+        sd = self.sd_sample()
+        return None if sd is None else sd / math.sqrt(self.trials)
 
     def cdf(self) -> npt.NDArray[np.float64]:
         """P(X <= k) for each k."""
@@ -76,6 +89,7 @@ class Distribution:
         return {
             "mean": self.mean(),
             "sd": self.sd(),
+            "sd_sample": self.sd_sample(),
             "sem": self.sem(),
             "median": self.quantile(0.5),
             "p05": self.quantile(0.05),
@@ -114,8 +128,8 @@ class DamageResult:
         if mc is None:
             return {}
         return {"monte_carlo": {"trials": mc.trials, "seed": mc.seed, "damage": mc.damage.to_dict(),
-                                "models_destroyed": mc.models_destroyed.to_dict(), "p_destroy_unit": mc.p_destroy_unit(),
-                                "simulate_seconds": mc.seconds},
+                                "models_destroyed": mc.models_destroyed.to_dict(),
+                                "p_destroy_unit": mc.p_destroy_unit(), "simulate_seconds": mc.seconds},
                 "agreement": self.provenance["agreement"].to_dict()}
 
     def _hazard_dict(self) -> dict[str, Any] | None:

@@ -1,22 +1,39 @@
-"""The single place that writes to the terminal and turns errors into exit codes."""
+"""The single place that writes to the terminal and turns errors into exit codes.
+
+Output that cannot be written is handled the way command-line tools do: a reader that went
+away (``| head -1``, EPIPE) ends the run quietly with exit 1 (Python's and click's
+convention); any other failure (``>/dev/full``, a closed stdout) is one line on stderr and
+exit 1. A stream that cannot encode a symbol (C locale, ``PYTHONIOENCODING=ascii``) gets its
+ASCII spelling; JSON gets ``\\uXXXX`` escapes instead, which keep the data exact.
+"""
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
 import traceback
 from collections.abc import Callable
 from enum import IntEnum
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import typer
 
 from ..errors import MathhammerError
+from ..render.ascii import can_encode, to_ascii
 
-__all__ = ["ExitCode", "emit_json", "emit_view", "handle_errors", "warn"]
+__all__ = ["ExitCode", "ascii_stdout", "echo_err", "emit_json", "emit_text", "emit_view", "finish", "handle_errors",
+           "output_failed", "report", "warn"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Symbols the views use; a stream that cannot write all of them gets the ASCII views.
+_SYMBOLS = "×±…≥→⚔·–█▏’"
+#: Tables are never rendered narrower than this (or than their widest number and word): the
+#: terminal wraps long lines, but no number is ever cut.
+MIN_WIDTH = 40
+_DEFAULT_WIDTH = 80
 
 
 class ExitCode(IntEnum):
@@ -39,9 +56,41 @@ def error_text(e: MathhammerError) -> str:
     return text + (f"\n  hint: {e.hint}" if e.hint else "")
 
 
+def _ascii_error_text(e: MathhammerError) -> str:
+    """``error_text`` for a stderr that cannot encode it: symbols spelled in ASCII, but the
+    offending value escaped (``'\\xd7'``), since it is the one thing that must be shown exactly."""
+    text = f"Error: {to_ascii(e.where)}: {to_ascii(e.what)}" if e.where else f"Error: {to_ascii(e.what)}"
+    if e.value is not None:
+        text += f" (got {ascii(e.value) if isinstance(e.value, str) else to_ascii(str(e.value))})"
+    return text + (f"\n  hint: {to_ascii(e.hint)}" if e.hint else "")
+
+
+def report(e: MathhammerError) -> None:
+    """A user-facing error on stderr (see ``error_text``)."""
+    stream = sys.stderr
+    text = error_text(e)
+    if stream is not None and not can_encode(text, getattr(stream, "encoding", None)):
+        text = _ascii_error_text(e)
+    echo_err(text)
+
+
+def echo_err(text: str) -> None:
+    """Lines on stderr (in ASCII if stderr cannot encode them); nothing if stderr is gone."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    if not can_encode(text, getattr(stream, "encoding", None)):
+        text = to_ascii(text)
+    try:
+        stream.write(text + "\n")
+        stream.flush()
+    except (OSError, ValueError):  # closed or broken stderr: nowhere left to report anything
+        pass
+
+
 def warn(message: str) -> None:
     """One warning line on stderr."""
-    typer.echo(f"Warning: {message}", err=True)
+    echo_err(f"Warning: {message}")
 
 
 def handle_errors(func: F) -> F:
@@ -53,30 +102,149 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except MathhammerError as e:
-            typer.echo(error_text(e), err=True)
+            report(e)
             raise typer.Exit(ExitCode.BAD_INPUT) from None
         except KeyboardInterrupt:
-            typer.echo("Interrupted", err=True)
+            echo_err("Interrupted")
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except Exception as e:  # noqa: BLE001 - last line of defence: no traceback for users
             if DEBUG["on"] or os.environ.get("MATHHAMMER_DEBUG"):
                 traceback.print_exc()
-            typer.echo(f"Error: internal error: {type(e).__name__}: {e}\n  hint: please report it; "
-                       "--debug shows the traceback", err=True)
+            echo_err(f"Error: internal error: {type(e).__name__}: {e}\n  hint: please report it; "
+                     "--debug shows the traceback")
             raise typer.Exit(ExitCode.INTERNAL) from None
 
     return wrapper  # type: ignore[return-value]
 
 
+def output_failed(e: OSError) -> int:
+    """Report a failed write to stdout (quietly for EPIPE), point stdout at the null device so
+    nothing later fails the same way, and return the exit code (1)."""
+    if e.errno != errno.EPIPE:
+        echo_err(f"Error: stdout: cannot write the output: {e.strerror or e}")
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    except OSError:
+        pass
+    return ExitCode.BAD_INPUT
+
+
+def _stdout() -> IO[str]:
+    if sys.stdout is None:
+        raise OSError(errno.EBADF, "stdout is closed")
+    return sys.stdout
+
+
+def _write(text: str) -> None:
+    """Write and flush stdout; a failure ends the run through ``output_failed``."""
+    try:
+        out = _stdout()
+        out.write(text)
+        out.flush()
+    except OSError as e:
+        raise typer.Exit(output_failed(e)) from None
+
+
+def emit_text(text: str) -> None:
+    """Plain text (help) on stdout, in ASCII if stdout cannot encode it."""
+    encoding = getattr(sys.stdout, "encoding", None)
+    _write((text if can_encode(text, encoding) else to_ascii(text)) + "\n")
+
+
+def _json_escape(text: str, encoding: str | None) -> str:
+    """JSON text with every character the stream cannot encode as a ``\\uXXXX`` escape (only
+    strings hold non-ASCII characters, so the document means the same)."""
+    out = []
+    for ch in text:
+        if ch.isascii() or can_encode(ch, encoding):
+            out.append(ch)
+        else:
+            data = ch.encode("utf-16-be")
+            out.extend(f"\\u{int.from_bytes(data[i:i + 2], 'big'):04x}" for i in range(0, len(data), 2))
+    return "".join(out)
+
+
 def emit_json(text: str) -> None:
     """Machine output: plain text on stdout (never through rich, which may wrap)."""
-    typer.echo(text)
+    encoding = getattr(sys.stdout, "encoding", None)
+    _write((text if can_encode(text, encoding) else _json_escape(text, encoding)) + "\n")
+
+
+def ascii_stdout() -> bool:
+    """Whether stdout cannot encode the views' symbols (the views then use ASCII)."""
+    return not can_encode(_SYMBOLS, getattr(sys.stdout, "encoding", None))
+
+
+class _AsciiFile:
+    """A stdout wrapper spelling what it is given in ASCII (names from profiles, say)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.encoding = getattr(stream, "encoding", "ascii")
+
+    def write(self, text: str) -> int:
+        return self.stream.write(to_ascii(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+
+def terminal_width() -> int:
+    """COLUMNS if it is a positive number, else the terminal's width, else 80 (rich would take
+    ``COLUMNS=0`` literally and print nothing)."""
+    raw = os.environ.get("COLUMNS", "").strip()
+    if raw.isascii() and raw.isdigit() and 0 < int(raw) <= 100_000:
+        return int(raw)
+    try:
+        return os.get_terminal_size(_stdout().fileno()).columns or _DEFAULT_WIDTH
+    except (OSError, ValueError, AttributeError):
+        return _DEFAULT_WIDTH
 
 
 def emit_view(renderable: Any) -> None:
-    """A rich renderable on stdout; colour only on a terminal, NO_COLOR honoured (by rich)."""
+    """A rich renderable on stdout; colour only on a terminal, NO_COLOR honoured (by rich).
+
+    The width is the terminal's, but never less than the view needs to show every number and
+    word whole (rich would otherwise cut ``77.123`` to ``77.…``).
+    """
     from rich.console import Console
 
-    Console(file=sys.stdout, highlight=False, soft_wrap=False).print(renderable)
+    try:
+        out = _stdout()
+        file: Any = _AsciiFile(out) if ascii_stdout() else out
+        probe = Console(width=100_000, file=file, highlight=False, soft_wrap=False)
+        need = probe.measure(renderable).minimum
+        console = Console(file=file, width=max(terminal_width(), need, MIN_WIDTH), highlight=False,
+                          soft_wrap=False)
+        console.print(renderable)
+    except OSError as e:
+        raise typer.Exit(output_failed(e)) from None
+
+
+def finish(code: int) -> int:
+    """Flush stdout and stderr at the end of a run; the exit code, 1 if the output was lost."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as e:
+        failed = output_failed(e)
+        code = failed if code == ExitCode.OK else code
+    try:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        try:
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+        except OSError:
+            pass
+    return code

@@ -7,37 +7,141 @@ from typing import Annotated
 
 import typer
 
+from ..limits import MAX_ATTACKING_MODELS, MAX_DAMAGE_MOD, MAX_ROLL_MOD, MAX_TARGET_MODELS, MAX_TRIALS
 from ..model import CommandReroll, DamageReroll, Method, RerollPolicy, RulesVersion, SaveReroll
 from ..render import OutputFormat
+from ._types import Folder, WholeNumber
 
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output: table or json.")]
-SeedOpt = Annotated[int | None, typer.Option("--seed", help="RNG seed (default: drawn, and always printed).")]
-TrialsOpt = Annotated[int, typer.Option("--trials", help="Monte Carlo trials (1 to 1,000,000,000).")]
-ThreadsOpt = Annotated[int | None, typer.Option("--threads", help="Threads (default: all cores); results do not depend on it.")]
-TargetOpt = Annotated[str, typer.Option("--target", "-t", help="Target: a unit name, or inline like 'T4 SV3+ W2 MODELS10 INV4+ FNP5+ [STEALTH]'.")]
-ModelsOpt = Annotated[int, typer.Option("--models", "-n", help="Models attacking with the weapon.")]
-TargetModelsOpt = Annotated[int | None, typer.Option("--target-models", help="Models in the target unit (default: the profile's unit size).")]
-CoverOpt = Annotated[bool, typer.Option("--cover", help="The target has the Benefit of Cover (+1 to armour saves vs ranged attacks).")]
-HalfRangeOpt = Annotated[bool, typer.Option("--half-range", help="The target is within half range (MELTA, RAPID FIRE).")]
-StationaryOpt = Annotated[bool, typer.Option("--stationary", help="The attacking unit Remained Stationary (HEAVY: +1 to hit).")]
-NotVisibleOpt = Annotated[bool, typer.Option("--not-visible", help="No model of the target is visible (INDIRECT FIRE).")]
+__all__ = ["MAX_ROLL_MOD", "MAX_SEED", "OutputFormat", "WholeNumber"]
+
+#: Seeds are 63-bit (what --seed draws and what every output format can carry).
+MAX_SEED = 2**63 - 1
+
+
+def _whole(lo: int | None = None, hi: int | None = None) -> WholeNumber:
+    """A whole-number option: ``1e6``, ``1_000_000`` and ``1,000,000`` read as 1000000.
+
+    A bound left open is checked later with a more specific message (``--models 0``: at least
+    one model must fire).
+    """
+    return WholeNumber(lo, hi)
+
+
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", case_sensitive=False, help="Output: table or json.")]
+SeedOpt = Annotated[int | None, typer.Option(
+    "--seed", click_type=_whole(0, MAX_SEED), metavar="N",
+    help="RNG seed (default: drawn, and always printed).",
+)]
+TrialsOpt = Annotated[int, typer.Option(
+    "--trials", click_type=_whole(1, MAX_TRIALS), metavar="N",
+    help="Monte Carlo trials (1 to 1,000,000,000).",
+)]
+ThreadsOpt = Annotated[int | None, typer.Option(
+    "--threads", click_type=_whole(1), metavar="N",
+    help="Threads (default: all cores); results do not depend on it.",
+)]
+TargetOpt = Annotated[str, typer.Option(
+    "--target", "-t",
+    help="Target: a unit name, or inline like 'T4 SV3+ W2 MODELS10 INV4+ FNP5+ [STEALTH]'.",
+)]
+ModelsOpt = Annotated[int, typer.Option(
+    "--models", "-n", click_type=_whole(None, MAX_ATTACKING_MODELS), metavar="N",
+    help="Models attacking with the weapon.",
+)]
+TargetModelsOpt = Annotated[int | None, typer.Option(
+    "--target-models", click_type=_whole(1, MAX_TARGET_MODELS), metavar="N",
+    help="Models in the target unit (default: the profile's unit size).",
+)]
+CoverOpt = Annotated[bool, typer.Option(
+    "--cover",
+    help="The target has the Benefit of Cover (+1 to armour saves vs ranged attacks).",
+)]
+HalfRangeOpt = Annotated[bool, typer.Option(
+    "--half-range",
+    help="The target is within half range (MELTA, RAPID FIRE).",
+)]
+StationaryOpt = Annotated[bool, typer.Option(
+    "--stationary",
+    help="The attacking unit Remained Stationary (HEAVY: +1 to hit).",
+)]
+NotVisibleOpt = Annotated[bool, typer.Option(
+    "--not-visible",
+    help="No model of the target is visible (INDIRECT FIRE).",
+)]
 OverwatchOpt = Annotated[bool, typer.Option("--overwatch", help="Fire Overwatch: hits only on unmodified 6s.")]
-ChargedOpt = Annotated[bool, typer.Option("--charged", help="The attacker made a Charge move this turn (LANCE: +1 to wound).")]
-HitModOpt = Annotated[int | None, typer.Option("--hit-mod", help="Hit roll modifier, signed; all Hit modifiers together are capped at ±1.")]
-WoundModOpt = Annotated[int | None, typer.Option("--wound-mod", help="Wound roll modifier, signed; capped at ±1 with the others.")]
-SaveModOpt = Annotated[int | None, typer.Option("--save-mod", help="Saving throw modifier, signed (+1 = better save); net of AP and cover capped at +1.")]
-DamageModOpt = Annotated[int | None, typer.Option("--damage-mod", help="Damage modifier, signed (added after halving; a subtraction never goes below 1).")]
-BsImproveOpt = Annotated[int | None, typer.Option("--bs-improve", help="Improve BS/WS by N (characteristic change, not capped; negative worsens).")]
-ApImproveOpt = Annotated[int | None, typer.Option("--ap-improve", help="Improve AP by N (AP-1 -> AP-2; negative worsens, never above 0).")]
-CritHitOpt = Annotated[int | None, typer.Option("--crit-hit", help="Critical Hits on an unmodified N+ (2-6; default 6).")]
-CritWoundOpt = Annotated[int | None, typer.Option("--crit-wound", help="Critical Wounds on an unmodified N+ (2-6; default 6).")]
-RerollHitsOpt = Annotated[RerollPolicy | None, typer.Option("--reroll-hits", help="Re-roll Hit rolls: none, ones, failed, non-crit or best.")]
-RerollWoundsOpt = Annotated[RerollPolicy | None, typer.Option("--reroll-wounds", help="Re-roll Wound rolls: none, ones, failed, non-crit or best.")]
-RerollDamageOpt = Annotated[DamageReroll | None, typer.Option("--reroll-damage", help="Re-roll Damage rolls: none, ones or below-average.")]
-RerollSavesOpt = Annotated[SaveReroll | None, typer.Option("--reroll-saves", help="The defender re-rolls saving throws: none, ones or failed.")]
-CommandRerollOpt = Annotated[CommandReroll, typer.Option("--command-reroll", help="Command Re-roll (one die per attack sequence): none, hit, wound, damage, save or attacks.")]
-RulesOpt = Annotated[RulesVersion, typer.Option("--rules", help="Core rules text: current (default) or 2023.")]
-ExplainOpt = Annotated[bool, typer.Option("--explain", help="List every rule applied (with its id) and every modifier as requested and as applied.")]
-ExactOpt = Annotated[bool, typer.Option("--exact", help="Exact distributions instead of Monte Carlo (same as --method exact).")]
-MethodOpt = Annotated[Method | None, typer.Option("--method", help="monte-carlo (default), exact, or both (with an agreement check; exit code 3 when they disagree).")]
-ProfilesOpt = Annotated[list[Path] | None, typer.Option("--profiles", help="Extra folder of profile YAML files (repeatable); also $MATHHAMMER_PROFILES.")]
+ChargedOpt = Annotated[bool, typer.Option(
+    "--charged",
+    help="The attacker made a Charge move this turn (LANCE: +1 to wound).",
+)]
+HitModOpt = Annotated[int | None, typer.Option(
+    "--hit-mod", click_type=_whole(-MAX_ROLL_MOD, MAX_ROLL_MOD), metavar="N",
+    help="Hit roll modifier, signed; all Hit modifiers together are capped at ±1.",
+)]
+WoundModOpt = Annotated[int | None, typer.Option(
+    "--wound-mod", click_type=_whole(-MAX_ROLL_MOD, MAX_ROLL_MOD), metavar="N",
+    help="Wound roll modifier, signed; capped at ±1 with the others.",
+)]
+SaveModOpt = Annotated[int | None, typer.Option(
+    "--save-mod", click_type=_whole(-MAX_ROLL_MOD, MAX_ROLL_MOD), metavar="N",
+    help="Saving throw modifier, signed (+1 = better save); net of AP and cover capped at +1.",
+)]
+DamageModOpt = Annotated[int | None, typer.Option(
+    "--damage-mod", click_type=_whole(-MAX_DAMAGE_MOD, MAX_DAMAGE_MOD), metavar="N",
+    help="Damage modifier, signed (added after halving; a subtraction never goes below 1).",
+)]
+BsImproveOpt = Annotated[int | None, typer.Option(
+    "--bs-improve", click_type=_whole(-MAX_ROLL_MOD, MAX_ROLL_MOD), metavar="N",
+    help="Improve BS/WS by N (characteristic change, not capped; negative worsens).",
+)]
+ApImproveOpt = Annotated[int | None, typer.Option(
+    "--ap-improve", click_type=_whole(-MAX_ROLL_MOD, MAX_ROLL_MOD), metavar="N",
+    help="Improve AP by N (AP-1 -> AP-2; negative worsens, never above 0).",
+)]
+CritHitOpt = Annotated[int | None, typer.Option(
+    "--crit-hit", click_type=_whole(), metavar="N",
+    help="Critical Hits on an unmodified N+ (2-6; default 6).",
+)]
+CritWoundOpt = Annotated[int | None, typer.Option(
+    "--crit-wound", click_type=_whole(), metavar="N",
+    help="Critical Wounds on an unmodified N+ (2-6; default 6).",
+)]
+RerollHitsOpt = Annotated[RerollPolicy | None, typer.Option(
+    "--reroll-hits", case_sensitive=False,
+    help="Re-roll Hit rolls: none, ones, failed, non-crit or best.",
+)]
+RerollWoundsOpt = Annotated[RerollPolicy | None, typer.Option(
+    "--reroll-wounds", case_sensitive=False,
+    help="Re-roll Wound rolls: none, ones, failed, non-crit or best.",
+)]
+RerollDamageOpt = Annotated[DamageReroll | None, typer.Option(
+    "--reroll-damage", case_sensitive=False,
+    help="Re-roll Damage rolls: none, ones or below-average.",
+)]
+RerollSavesOpt = Annotated[SaveReroll | None, typer.Option(
+    "--reroll-saves", case_sensitive=False,
+    help="The defender re-rolls saving throws: none, ones or failed.",
+)]
+CommandRerollOpt = Annotated[CommandReroll, typer.Option(
+    "--command-reroll", case_sensitive=False,
+    help="Command Re-roll (one die per attack sequence): none, hit, wound, damage, save or attacks.",
+)]
+RulesOpt = Annotated[RulesVersion, typer.Option(
+    "--rules", case_sensitive=False,
+    help="Core rules text: current (default) or 2023.",
+)]
+ExplainOpt = Annotated[bool, typer.Option(
+    "--explain",
+    help="List every rule applied (with its id) and every modifier as requested and as applied.",
+)]
+ExactOpt = Annotated[bool, typer.Option(
+    "--exact",
+    help="Exact distributions instead of Monte Carlo (same as --method exact).",
+)]
+MethodOpt = Annotated[Method | None, typer.Option(
+    "--method", case_sensitive=False,
+    help="monte-carlo (default), exact, or both (with an agreement check; exit code 3 when they disagree).",
+)]
+ProfilesOpt = Annotated[list[Path] | None, typer.Option(
+    "--profiles", click_type=Folder(), metavar="DIR",
+    help="Extra folder of profile YAML files (repeatable); also $MATHHAMMER_PROFILES.",
+)]

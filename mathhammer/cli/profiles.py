@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from . import options as o
+from ._command import Command
 from ._io import emit_json, emit_view, handle_errors
 
 app = typer.Typer(help="List and show the unit and weapon profiles.", no_args_is_help=True)
@@ -20,11 +21,14 @@ class Kind(str, Enum):
     WEAPON = "weapon"
 
 
-@app.command("list")
+@app.command("list", cls=Command)
 @handle_errors
 def list_(
     filter_: Annotated[str | None, typer.Argument(metavar="FILTER", help="Only names containing this text.")] = None,
-    kind: Annotated[Kind | None, typer.Option("--kind", help="unit or weapon (default: both).")] = None,
+    kind: Annotated[Kind | None, typer.Option(
+        "--kind", case_sensitive=False,
+        help="unit or weapon (default: both).",
+    )] = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """List units and weapons (name, aliases, key numbers)."""
@@ -35,7 +39,7 @@ def list_(
     emit_view(listing(lib, kind.value if kind else None, filter_))
 
 
-@app.command("show")
+@app.command("show", cls=Command)
 @handle_errors
 def show(
     name: Annotated[str, typer.Argument(help="A unit or weapon name, alias or unique part of one.")],

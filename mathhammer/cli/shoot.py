@@ -6,13 +6,21 @@ from typing import Annotated, Any
 
 import typer
 
+from ..errors import InputError
 from ..model import CommandReroll, Method, RulesVersion
 from ..render import OutputFormat
 from . import options as o
-from ..errors import InputError
-from ._io import ExitCode, emit_json, emit_view, handle_errors, warn
+from ._io import ExitCode, ascii_stdout, emit_json, emit_view, handle_errors, warn
 
-WeaponArg = Annotated[str, typer.Argument(help="Weapon: a profile name (e.g. railgun), a unit with one such weapon, or inline like 'A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]'.")]
+WeaponArg = Annotated[str, typer.Argument(
+    help=("Weapon: a profile name (e.g. railgun), a unit with one such weapon, or inline like "
+          "'A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]'."),
+)]
+MeleeWeaponArg = Annotated[str, typer.Argument(
+    metavar="WEAPON",
+    help=("Melee weapon: a profile name (e.g. 'knight paladin/reaper chainsword - strike'), a unit with one such "
+          "weapon, or inline like 'A4 WS3+ S6 AP-1 D2 [LANCE]'."),
+)]
 
 
 #: Command parameters by where they go: the run, the situation (Context flags), and the
@@ -48,8 +56,9 @@ def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: b
     check_trials(run["trials"])
     method = _method(run["exact"], run["method"])
     lib = load_library(profiles or ())
-    w, unit = resolve_weapon(lib, weapon, melee=melee)
-    t, target_unit, notes = resolve_target(lib, target, models=run["target_models"])
+    w, unit, weapon_notes = resolve_weapon(lib, weapon, melee=melee)
+    t, target_unit, target_notes = resolve_target(lib, target, models=run["target_models"])
+    notes = weapon_notes + target_notes
     ctx, merged = build_context({**mods, **flags, "melee": melee}, weapon=w, attacker=unit, target_unit=target_unit)
     result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), method=method,
                      trials=run["trials"], seed=run["seed"], threads=run["threads"], notes=notes, merged=merged)
@@ -62,7 +71,7 @@ def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: b
     else:
         from ..render.rich_view import result_view
 
-        emit_view(result_view(result, explain=explain))
+        emit_view(result_view(result, explain=explain, ascii=ascii_stdout()))
     agreement = result.provenance.get("agreement")
     if agreement is not None and not agreement.agrees:
         raise typer.Exit(ExitCode.DISAGREE)
@@ -111,7 +120,7 @@ def shoot(
 
 @handle_errors
 def fight(
-    weapon: WeaponArg,
+    weapon: MeleeWeaponArg,
     target: o.TargetOpt,
     models: o.ModelsOpt = 1,
     target_models: o.TargetModelsOpt = None,
@@ -126,7 +135,10 @@ def fight(
     wound_mod: o.WoundModOpt = None,
     save_mod: o.SaveModOpt = None,
     damage_mod: o.DamageModOpt = None,
-    bs_improve: Annotated[int | None, typer.Option("--ws-improve", "--bs-improve", help="Improve WS by N (characteristic change, not capped; negative worsens).")] = None,
+    bs_improve: Annotated[int | None, typer.Option(
+        "--ws-improve", "--bs-improve", click_type=o.WholeNumber(-o.MAX_ROLL_MOD, o.MAX_ROLL_MOD), metavar="N",
+        help="Improve WS by N (characteristic change, not capped; negative worsens).",
+    )] = None,
     ap_improve: o.ApImproveOpt = None,
     crit_hit: o.CritHitOpt = None,
     crit_wound: o.CritWoundOpt = None,

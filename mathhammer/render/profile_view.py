@@ -16,6 +16,15 @@ from ..profiles import Library, dump_unit
 __all__ = ["listing", "show_json", "show_view"]
 
 
+def _column(table: Table, header: str, *, text: bool) -> None:
+    """Numbers never wrap; text wraps, and a word wider than its column is folded, never cut
+    to an ellipsis (so the full name is always there)."""
+    if text:
+        table.add_column(header, overflow="fold")
+    else:
+        table.add_column(header, no_wrap=True)
+
+
 def listing(lib: Library, kind: str | None, needle: str | None) -> RenderableType:
     """Units and/or weapons whose name or alias contains ``needle``."""
     n = (needle or "").lower()
@@ -27,18 +36,19 @@ def listing(lib: Library, kind: str | None, needle: str | None) -> RenderableTyp
     if kind in (None, "unit"):
         t = Table(title="Units", title_justify="left", header_style="bold")
         for col in ("name", "aliases", "models", "T", "Sv", "W", "inv", "FNP", "points"):
-            t.add_column(col)
+            _column(t, col, text=col in ("name", "aliases"))
         for u in lib.units:
             if keep(u.name, u.aliases):
                 m = max(u.models, key=lambda x: x.count)
-                t.add_row(u.name, ", ".join(u.aliases), str(u.model_count), str(m.toughness), f"{m.save}+", str(m.wounds),
+                t.add_row(u.name, ", ".join(u.aliases), str(u.model_count), str(m.toughness), f"{m.save}+",
+                          str(m.wounds),
                           f"{u.invulnerable}+" + ("*" if u.invulnerable_ranged_only else "") if u.invulnerable else "",
                           f"{u.feel_no_pain}+" if u.feel_no_pain else "", "" if u.points is None else str(u.points))
         parts.append(t)
     if kind in (None, "weapon"):
         t = Table(title="Weapons", title_justify="left", header_style="bold")
         for col in ("name", "unit", "profile"):
-            t.add_column(col)
+            _column(t, col, text=True)
         for w in lib.weapons:
             if keep(w.name, w.aliases):
                 name = w.name + (f" ({', '.join(w.aliases)})" if w.aliases else "")
@@ -59,7 +69,7 @@ def show_view(obj: Unit | Weapon) -> RenderableType:
     head.append(f"  ({u.faction}{', ' + str(u.points) + ' pts' if u.points is not None else ''})")
     stats = Table(header_style="bold")
     for col in ("model", "count", "M", "T", "Sv", "W", "Ld", "OC"):
-        stats.add_column(col)
+        _column(stats, col, text=col == "model")
     for m in u.models:
         stats.add_row(m.name, str(m.count), f'{m.move}"' if m.move is not None else "", str(m.toughness), f"{m.save}+",
                       str(m.wounds), f"{m.leadership}+" if m.leadership else "", str(m.objective_control or 0))
@@ -79,7 +89,7 @@ def show_view(obj: Unit | Weapon) -> RenderableType:
     if u.weapons:
         wt = Table(header_style="bold")
         for col in ("weapon", "range", "A", "BS/WS", "S", "AP", "D", "abilities"):
-            wt.add_column(col)
+            _column(wt, col, text=col in ("weapon", "abilities"))
         for w in u.weapons:
             wt.add_row(w.name, "melee" if w.melee else f'{w.range_inches}"', str(w.attacks),
                        "N/A" if w.skill is None else f"{w.skill}+", str(w.strength), str(w.ap), str(w.damage),

@@ -1,21 +1,35 @@
-"""The table view of a result, as rich renderables."""
+"""The table view of a result, as rich renderables.
+
+Numbers are never cut: number columns do not wrap, the histogram's bars take only the width
+left over, and ``cli._io`` never renders narrower than the view's minimum width. With
+``ascii=True`` every string is plain ASCII (for a C locale or ``PYTHONIOENCODING=ascii``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from .. import describe
 from ..result import DamageResult, Distribution
+from .ascii import to_ascii
 
 __all__ = ["result_view"]
 
 _MAX_ROWS = 30
 _BAR = 40
+#: A string transform applied to every string a view shows (identity or ``to_ascii``).
+Glyphs = Callable[[str], str]
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def _pct(p: float) -> str:
@@ -44,32 +58,62 @@ def _bins(dist: Distribution) -> list[tuple[int, int]]:
     return [(lo, min(p.size - 1, lo + width - 1)) for lo in range(0, p.size, width)]
 
 
-def histogram(dist: Distribution, label: str) -> Table:
-    """Horizontal bars with P(=k) and P(>=k) per row."""
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column(label, justify="right")
-    table.add_column("", min_width=_BAR, no_wrap=True)
-    table.add_column("P(=k)", justify="right")
-    table.add_column("P(≥k)", justify="right")
-    rows = _bins(dist)
-    probs = [float(dist.probabilities[lo:hi + 1].sum()) for lo, hi in rows]
-    top = max(probs) or 1.0
-    for (lo, hi), p in zip(rows, probs):
-        bar = "█" * round(_BAR * p / top)
-        if not bar and p > 0:
-            bar = "▏"
-        key = str(lo) if lo == hi else f"{lo}–{hi}"
-        table.add_row(key, Text(bar, style="cyan"), _pct(p), _pct(dist.p_at_least(lo)))
-    return table
+class Histogram:
+    """Horizontal bars with P(=k) and P(>=k) per row; the bars get the width the numbers leave."""
+
+    def __init__(self, dist: Distribution, label: str, g: Glyphs = _same) -> None:
+        rows = _bins(dist)
+        probs = [float(dist.probabilities[lo:hi + 1].sum()) for lo, hi in rows]
+        self.label = g(label)
+        self.headers = (g("P(=k)"), g("P(≥k)"))
+        self.rows = [(str(lo) if lo == hi else g(f"{lo}–{hi}"), p, _pct(p), _pct(dist.p_at_least(lo)))
+                     for (lo, hi), p in zip(rows, probs, strict=True)]
+        self.top = max(probs) or 1.0
+        self.full, self.tick = g("█"), g("▏")
+
+    def _fixed(self) -> int:
+        """Width of everything but the bars: three number columns and the gaps between columns."""
+        cols = zip((self.label, *self.headers), *[(key, at, least) for key, _, at, least in self.rows], strict=True)
+        return sum(max(len(cell) for cell in col) for col in cols) + 6
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(self._fixed() + 1, self._fixed() + _BAR)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Table]:
+        bar_width = max(1, min(_BAR, options.max_width - self._fixed()))
+        table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+        table.add_column(self.label, justify="right", no_wrap=True)
+        table.add_column("", width=bar_width, no_wrap=True, overflow="crop")
+        table.add_column(self.headers[0], justify="right", no_wrap=True)
+        table.add_column(self.headers[1], justify="right", no_wrap=True)
+        for key, p, at, least in self.rows:
+            bar = self.full * round(bar_width * p / self.top)
+            if not bar and p > 0:
+                bar = self.tick
+            table.add_row(key, Text(bar, style="cyan"), at, least)
+        yield table
 
 
-def _stats_line(d: Distribution, what: str) -> Text:
+def histogram(dist: Distribution, label: str, g: Glyphs = _same) -> Histogram:
+    """The histogram of ``dist`` (rows labelled ``label``)."""
+    return Histogram(dist, label, g)
+
+
+def _sd(d: Distribution) -> str:
+    """The sd shown: of the distribution when exact; the sample sd (n-1) of a Monte Carlo
+    estimate, which is undefined below two trials."""
+    sd = d.sd() if d.trials is None else d.sd_sample()
+    return "n/a" if sd is None else f"{sd:.3f}"
+
+
+def _stats_line(d: Distribution, what: str, g: Glyphs) -> Text:
     text = Text()
-    text.append(f"{what}: ", style="bold")
+    text.append(g(f"{what}: "), style="bold")
     text.append(f"{d.mean():.3f}", style="bold green")
-    if d.trials is not None:
-        text.append(f" ± {d.sem():.3f} (s.e.)")
-    text.append(f"   sd {d.sd():.3f}   median {d.quantile(0.5)}   5–95%: {d.quantile(0.05)}–{d.quantile(0.95)}")
+    sem = d.sem()
+    if d.trials is not None and sem is not None:
+        text.append(g(f" ± {sem:.3f} (s.e.)"))
+    text.append(g(f"   sd {_sd(d)}   median {d.quantile(0.5)}   5–95%: {d.quantile(0.05)}–{d.quantile(0.95)}"))
     return text
 
 
@@ -81,12 +125,19 @@ _STAGE_LABELS = {
 }
 
 
-def stages_table(result: DamageResult) -> Table:
+def _stage_row(label: str, d: Distribution, g: Glyphs) -> tuple[str, ...]:
+    return (label, f"{d.mean():.3f}", _sd(d), str(d.quantile(0.5)), g(f"{d.quantile(0.05)}–{d.quantile(0.95)}"))
+
+
+def stages_table(result: DamageResult, g: Glyphs = _same) -> Table:
     """The per-stage breakdown: expected value and spread of each count."""
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", title="Stage by stage",
                   title_justify="left", title_style="bold")
-    for col, just in (("", "left"), ("mean", "right"), ("sd", "right"), ("median", "right"), ("5–95%", "right")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    # wrap labels between words only: as wide as the longest word with its indent
+    widest = max(len(label) - len(label.lstrip()) + max(map(len, label.split())) for label in _STAGE_LABELS.values())
+    table.add_column("", justify="left", min_width=widest)
+    for col in ("mean", "sd", "median", g("5–95%")):
+        table.add_column(col, justify="right", no_wrap=True)
     plan = result.provenance.get("thresholds", {})
     skip = {"critical_hits"} if plan.get("hit", {}).get("automatic", True) else set()
     for name, label in _STAGE_LABELS.items():
@@ -95,71 +146,88 @@ def stages_table(result: DamageResult) -> Table:
             continue
         if name == "damage_after_fnp" and not plan.get("damage", {}).get("feel_no_pain"):
             continue
-        table.add_row(label, f"{d.mean():.3f}", f"{d.sd():.3f}", str(d.quantile(0.5)),
-                      f"{d.quantile(0.05)}–{d.quantile(0.95)}")
-    d = result.damage
-    table.add_row("wounds lost (after allocation)", f"{d.mean():.3f}", f"{d.sd():.3f}", str(d.quantile(0.5)),
-                  f"{d.quantile(0.05)}–{d.quantile(0.95)}")
+        table.add_row(*_stage_row(label, d, g))
+    table.add_row(*_stage_row("wounds lost (after allocation)", result.damage, g))
     return table
 
 
-def _hazard_lines(result: DamageResult) -> list[RenderableType]:
+def _hazard_lines(result: DamageResult, g: Glyphs) -> list[RenderableType]:
     if result.hazardous is None:
         return []
     h = result.hazardous
     text = Text("Hazardous: ", style="bold")
-    text.append(f"wounds lost by the attacking unit {h.mean():.3f} on average, P(any) {_pct(h.p_at_least(1))}")
+    text.append(g(f"wounds lost by the attacking unit {h.mean():.3f} on average, P(any) {_pct(h.p_at_least(1))}"))
     lines: list[RenderableType] = [text]
     if result.hazard_models is not None and result.provenance.get("attacker_known"):
-        lines.append(Text(f"  P(the attacking unit loses a model): {_pct(result.hazard_models.p_at_least(1))}"))
+        lines.append(Text(g(f"  P(the attacking unit loses a model): {_pct(result.hazard_models.p_at_least(1))}")))
     return lines + [Text("")]
 
 
-def result_view(result: DamageResult, *, explain: bool = False) -> RenderableType:
-    """Everything the table format shows, top to bottom (with ``explain``, every rule applied)."""
-    prov: dict[str, Any] = result.provenance
-    m = prov["matchup"]
+def _indented(text: str, style: str = "") -> Padding:
+    return Padding(Text(text, style=style), (0, 0, 0, 2), expand=False)
+
+
+def _head(result: DamageResult, g: Glyphs) -> list[RenderableType]:
+    """Who shoots what, the profiles and the thresholds in words."""
+    m = result.provenance["matchup"]
     head = Text()
     who = f"{m.weapon.name}" + (f" ({m.weapon.unit})" if m.weapon.unit else "")
-    head.append(who, style="bold")
-    head.append(f" ×{m.context.firing_models}  {'⚔' if m.context.melee else '→'}  ")
-    head.append(m.target.name, style="bold")
-    lines: list[RenderableType] = [
-        head,
-        Padding(Text(f"weapon: {describe.weapon_line(m.weapon)}"), (0, 0, 0, 2), expand=False),
-        Padding(Text(f"target: {describe.target_line(m.target)}"), (0, 0, 0, 2), expand=False),
-        Padding(Text(prov["thresholds"]["summary"], style="yellow"), (0, 0, 0, 2), expand=False),
-        Text(""),
-        _stats_line(result.damage, "Damage (wounds lost)"),
-        histogram(result.damage, "damage"),
-        Text(""),
-    ]
-    if m.target.wounds:
-        md = result.models_destroyed
-        if result.target_models > 1:
-            lines.append(_stats_line(md, f"Models destroyed (of {result.target_models})"))
-            lines.append(histogram(md, "models"))
-        p = Text("P(destroy unit): ", style="bold")
-        p.append(_pct(result.p_destroy_unit()), style="bold red")
-        lines.append(p)
-        lines.append(Text(""))
-    mc = prov.get("monte_carlo")
-    if mc is not None:
-        agreement = prov["agreement"]
-        line = Text("Monte Carlo check: ", style="bold")
-        line.append(f"damage {mc.damage.mean():.3f} ± {mc.damage.sem():.3f}, P(destroy unit) {_pct(mc.p_destroy_unit())} "
-                    f"({mc.trials:,} trials, seed {mc.seed}, {mc.seconds:.2f} s)")
-        lines += [line, Text(agreement.line(), style="green" if agreement.agrees else "bold red"), Text("")]
+    head.append(g(who), style="bold")
+    head.append(g(f" ×{m.context.firing_models}  {'⚔' if m.context.melee else '→'}  "))
+    head.append(g(m.target.name), style="bold")
+    return [head, _indented(g(f"weapon: {describe.weapon_line(m.weapon)}")),
+            _indented(g(f"target: {describe.target_line(m.target)}")),
+            _indented(g(result.provenance["thresholds"]["summary"]), "yellow"), Text("")]
+
+
+def _models_lines(result: DamageResult, g: Glyphs) -> list[RenderableType]:
+    """Models destroyed and P(destroy unit), for a target with a Wounds characteristic."""
+    if not result.provenance["matchup"].target.wounds:
+        return []
+    lines: list[RenderableType] = []
+    md = result.models_destroyed
+    if result.target_models > 1:
+        lines.append(_stats_line(md, f"Models destroyed (of {result.target_models})", g))
+        lines.append(histogram(md, "models", g))
+    p = Text("P(destroy unit): ", style="bold")
+    p.append(_pct(result.p_destroy_unit()), style="bold red")
+    return [*lines, p, Text("")]
+
+
+def _check_lines(result: DamageResult, g: Glyphs) -> list[RenderableType]:
+    """With ``--method both``: the Monte Carlo estimate and the agreement verdict."""
+    mc = result.provenance.get("monte_carlo")
+    if mc is None:
+        return []
+    agreement = result.provenance["agreement"]
+    sem = mc.damage.sem()
+    spread = "" if sem is None else f" ± {sem:.3f}"
+    line = Text("Monte Carlo check: ", style="bold")
+    line.append(g(f"damage {mc.damage.mean():.3f}{spread}, P(destroy unit) {_pct(mc.p_destroy_unit())} "
+                  f"({mc.trials:,} trials, seed {mc.seed}, {mc.seconds:.2f} s)"))
+    return [line, Text(g(agreement.line()), style="green" if agreement.agrees else "bold red"), Text("")]
+
+
+def result_view(result: DamageResult, *, explain: bool = False, ascii: bool = False) -> RenderableType:
+    """Everything the table format shows, top to bottom (with ``explain``, every rule applied;
+    with ``ascii``, plain ASCII only)."""
+    g: Glyphs = to_ascii if ascii else _same
+    prov: dict[str, Any] = result.provenance
+    lines: list[RenderableType] = [*_head(result, g), _stats_line(result.damage, "Damage (wounds lost)", g),
+                                   histogram(result.damage, "damage", g), Text("")]
+    lines += _models_lines(result, g)
+    lines += _check_lines(result, g)
     if result.stages:
-        lines += [stages_table(result), Text("")]
-    lines += _hazard_lines(result)
+        lines += [stages_table(result, g), Text("")]
+    lines += _hazard_lines(result, g)
     if explain:
         lines.append(Text("Explain", style="bold"))
-        lines += [Padding(Text(line), (0, 0, 0, 2), expand=False) for line in prov.get("explain", [])]
+        lines += [_indented(g(line)) for line in prov.get("explain", [])]
         lines.append(Text(""))
     if result.method == "monte-carlo":
-        foot = f"monte-carlo: {result.trials:,} trials, seed {result.seed}, {result.seconds:.2f} s"
+        trials = "1 trial" if result.trials == 1 else f"{result.trials:,} trials"
+        foot = f"monte-carlo: {trials}, seed {result.seed}, {result.seconds:.2f} s"
     else:
         foot = f"exact: {result.seconds * 1000:.2f} ms"
-    lines.append(Text(foot + f" · rules: {prov.get('rules', 'current')}", style="dim"))
+    lines.append(Text(g(foot + f" · rules: {prov.get('rules', 'current')}"), style="dim"))
     return Group(*lines)

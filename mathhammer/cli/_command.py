@@ -1,0 +1,109 @@
+"""The click classes behind every command: one error line per usage error, help without an
+error when a command is given nothing, and no silently dropped repeated options."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from ..errors import InputError, MathhammerError
+from . import _io
+from ._click import Context, Parameter
+from ._types import option_name
+
+__all__ = ["Command", "Group"]
+
+
+class _Repeated(tuple[str, ...]):
+    """The values of a repeated option, shown as ``'knight', then 'rhino'``."""
+
+    def __str__(self) -> str:
+        return ", then ".join(repr(v) for v in self)
+
+
+class Command(TyperCommand):
+    """A command whose single-value options may be given once: the parser keeps only the last
+    value of a repeated option, so ``-t knight -t rhino`` would silently shoot the Rhino."""
+
+    def make_parser(self, ctx: Context) -> Any:
+        parser = super().make_parser(ctx)
+        if ctx.resilient_parsing:  # shell completion: parse leniently, never fail
+            return parser
+        seen: dict[str, str] = {}
+        found = {**getattr(parser, "_long_opt", {}), **getattr(parser, "_short_opt", {})}
+        for opt in {id(o): o for o in found.values()}.values():
+            # "store" is a single-value option ("append": repeatable; "store_const": a flag)
+            if getattr(opt, "action", None) == "store" and isinstance(getattr(opt, "obj", None), Parameter):
+                opt.process = _once(opt.process, opt.obj, seen)
+        return parser
+
+
+def _once(process: Any, param: Parameter, seen: dict[str, str]) -> Any:
+    """``process`` (click's per-occurrence hook) refusing a second occurrence of ``param``."""
+
+    def wrapped(value: Any, state: Any) -> None:
+        name = param.name or ""
+        if name in seen:
+            raise InputError("given more than once; it takes one value",
+                             where=option_name(param), value=_Repeated((seen[name], str(value))))
+        seen[name] = str(value)
+        process(value, state)
+
+    return wrapped
+
+
+class Group(TyperGroup):
+    """Usage errors as one line on stderr (plus a hint), exit code 2; bad values exit 1; a
+    command given no arguments prints its help on stdout and exits 0."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False,
+                              windows_expand_args=windows_expand_args, **extra)
+        except typer.Abort:
+            _io.echo_err("Interrupted")
+            rv = _io.ExitCode.INTERRUPTED
+        except MathhammerError as e:
+            _io.report(e)
+            rv = _io.ExitCode.BAD_INPUT
+        except Exception as e:
+            rv = _click_error(e, sys.argv[1:] if args is None else list(args))
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _click_error(e: Exception, argv: list[str]) -> int:
+    """Print a click exception (vendored inside typer >= 0.29) as one line; its exit code."""
+    if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):
+        raise e
+    ctx = getattr(e, "ctx", None)
+    if type(e).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        _io.emit_text(ctx.get_help())  # a bare command asks for its help: not an error
+        return _io.ExitCode.OK
+    where = ctx.command_path if ctx is not None else "mathhammer"
+    hint = f"\n  hint: {where} --help" if e.exit_code == _io.ExitCode.USAGE else ""
+    message = e.format_message()
+    value = _offending_value(getattr(e, "param", None), argv)
+    if value is not None and repr(value) not in message:
+        message += f" (got {value!r})"
+    _io.echo_err(f"Error: {where}: {message}{hint}")
+    return int(e.exit_code)
+
+
+def _offending_value(param: Any, argv: list[str]) -> str | None:
+    """The command-line value given to ``param`` (so every error shows what was typed)."""
+    opts = getattr(param, "opts", None) or []
+    argv = argv[:argv.index("--")] if "--" in argv else argv  # after --, nothing is an option
+    for i, arg in enumerate(argv):
+        for opt in opts:
+            if arg == opt and i + 1 < len(argv):
+                return argv[i + 1]
+            if opt.startswith("--") and arg.startswith(opt + "="):
+                return arg[len(opt) + 1:]
+    return None

@@ -1,0 +1,102 @@
+"""Option value types: whole numbers the way people write them, with documented bounds."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ._click import Context, Parameter, ParamType
+
+__all__ = ["Folder", "WholeNumber", "option_name", "parse_whole"]
+
+#: ``1000000``, ``1_000_000`` (Python's grouping) or ``1,000,000`` (the help's own spelling),
+#: optionally signed. ASCII digits only: ``int()`` would also read ``٣`` or ``２``.
+_GROUPED = re.compile(r"[+-]?(?:[0-9]+(?:_[0-9]+)*|[0-9]{1,3}(?:,[0-9]{3})+)")
+#: ``1e6``, ``1.5e3``, ``1500.0``: accepted when the value is a whole number.
+_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?")
+#: Digits kept when a value is echoed back in an error (``1e999`` is shown as typed).
+_SHOWN_DIGITS = 30
+
+
+def parse_whole(text: str) -> Decimal | None:
+    """The whole number ``text`` spells, or None if it is not one.
+
+    A Decimal, not an int, so that ``1e999999999`` is compared with a bound without ever being
+    expanded into a billion-digit integer.
+    """
+    s = text.strip()
+    if _GROUPED.fullmatch(s):
+        return Decimal(s.replace("_", "").replace(",", ""))
+    if not _DECIMAL.fullmatch(s):
+        return None
+    try:
+        value = Decimal(s)
+    except InvalidOperation:
+        return None
+    return value if value == value.to_integral_value() else None
+
+
+class WholeNumber(ParamType):
+    """A whole number in ``lo..hi`` (either bound may be open).
+
+    Text that is not a whole number is a usage error (exit 2); a whole number outside the
+    bounds is an ``InputError`` naming the option, the bounds and the value (exit 1).
+    """
+
+    name = "integer"
+
+    def __init__(self, lo: int | None = None, hi: int | None = None) -> None:
+        self.lo = lo
+        self.hi = hi
+
+    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> int:
+        """Parse and range-check one value (defaults arrive as ints)."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            number: Decimal | None = Decimal(value)
+            text = str(value)
+        else:
+            text = str(value)
+            number = parse_whole(text)
+        if number is None:
+            self.fail(f"{text!r} is not a whole number (e.g. 1000, 1e6, 1_000_000 or 1,000,000)", param, ctx)
+        self._check(number, text, param)
+        return int(number)
+
+    def _check(self, number: Decimal, text: str, param: Parameter | None) -> None:
+        if (self.lo is None or number >= self.lo) and (self.hi is None or number <= self.hi):
+            return
+        if self.lo is not None and self.hi is not None:
+            what = f"must be between {self.lo:,} and {self.hi:,}"
+        elif self.lo is not None:
+            what = f"must be at least {self.lo:,}"
+        else:
+            what = f"must be at most {self.hi:,}"
+        shown: object = int(number) if number.adjusted() < _SHOWN_DIGITS else text
+        raise InputError(what, where=option_name(param), value=shown)
+
+
+def option_name(param: Parameter | None) -> str:
+    """``--trials``: the long name of an option (the first one declared)."""
+    if param is None:
+        return "value"
+    opts = [o for o in getattr(param, "opts", []) if o.startswith("--")]
+    return opts[0] if opts else (param.name or "value")
+
+
+class Folder(ParamType):
+    """A folder path; an empty one is refused (``Path('')`` would silently mean the current
+    folder)."""
+
+    name = "folder"
+
+    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Path:
+        """``value`` as a Path, unless it is empty."""
+        if isinstance(value, Path):
+            return value
+        if not str(value).strip():
+            raise InputError("empty folder name", where=option_name(param), value=str(value),
+                             hint="give a folder, or . for the current one")
+        return Path(str(value))
