@@ -10,7 +10,6 @@ Run: python3 benchmarks/bench_cli.py [--repeats R]
 from __future__ import annotations
 
 import argparse
-
 import statistics
 import subprocess
 import sys

@@ -18,8 +18,9 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -74,8 +75,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2000)
     args = parser.parse_args()
     for name, (inputs, target) in SCENARIOS.items():
-        plain = median_ms(lambda: exact.run(inputs, stages=False), args.repeats)
-        full = median_ms(lambda: exact.run(inputs, stages=True), args.repeats)
+        plain = median_ms(lambda inputs=inputs: exact.run(inputs, stages=False), args.repeats)
+        full = median_ms(lambda inputs=inputs: exact.run(inputs, stages=True), args.repeats)
         mean = exact.run(inputs).damage.mean()
         verdict = "ok" if plain <= target else "SLOWER than target"
         print(f"{name:44s} {plain:7.3f} ms (target {target} ms: {verdict}); with stages {full:7.3f} ms; "

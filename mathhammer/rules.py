@@ -6,8 +6,8 @@ files or the command line. Die faces are indexed 1..6; tables have 7 entries, in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 from .model import RerollPolicy

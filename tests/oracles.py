@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
-from typing import Callable, NamedTuple
+from functools import cache
+from typing import NamedTuple
 
 __all__ = [
     "Scenario",
@@ -178,7 +179,7 @@ def _die_face_value(sides: int, d6_face: int) -> int:
     return d6_face if sides == 6 else (d6_face + 1) // 2
 
 
-@lru_cache(maxsize=None)
+@cache
 def _dice_total_items(expr: str) -> tuple[tuple[int, Fraction], ...]:
     """pmf of the dice part only (no constant; a D3 read as 1-3), every D6 face enumerated."""
     n_dice, sides, _ = _parse_dice(expr)
@@ -377,7 +378,7 @@ def _hit_outcome(s: Scenario, unmodified: int) -> str:
     return HIT if unmodified + _net_hit_mod(s) >= _hit_needed(s) else MISS
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hit_roll_items(s: Scenario) -> tuple[tuple[str, bool, Fraction], ...]:
     """(outcome, re-rolled, p) of one attack's Hit roll (not for TORRENT)."""
     dist = _roll_with_policy(lambda u: _hit_outcome(s, u), s.reroll_hits, MISS, CRIT_HIT,
@@ -465,7 +466,7 @@ def _wound_outcome(s: Scenario, unmodified: int) -> str:
     return WOUND if unmodified + _net_wound_mod(s) >= target else FAIL
 
 
-@lru_cache(maxsize=None)
+@cache
 def _wound_roll_items(s: Scenario) -> tuple[tuple[str, bool, Fraction], ...]:
     dist = _roll_with_policy(lambda u: _wound_outcome(s, u), _wound_reroll_policy(s), FAIL,
                              CRIT_WOUND, lambda: wound_outcome_values(s))
@@ -539,7 +540,7 @@ def _chosen_save(s: Scenario):
     return best
 
 
-@lru_cache(maxsize=None)
+@cache
 def _save_items(s: Scenario) -> tuple[tuple[bool, bool, Fraction], ...]:
     """(passed, re-rolled, p) of one saving throw with the defender's re-roll policy."""
     passes = _chosen_save(s)
@@ -586,7 +587,7 @@ def modified_damage(s: Scenario, rolled: int) -> int:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fresh_damage_items(s: Scenario) -> tuple[tuple[int, int, Fraction], ...]:
     """(dice total before +N, modified damage, p) of one fresh Damage roll."""
     const = _parse_dice(s.damage)[2]
@@ -594,12 +595,12 @@ def _fresh_damage_items(s: Scenario) -> tuple[tuple[int, int, Fraction], ...]:
                  for dice, p in _dice_total_items(s.damage))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _expected_fresh_damage(s: Scenario) -> Fraction:
     return sum((v * p for _, v, p in _fresh_damage_items(s)), Fraction(0))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _damage_roll_items(s: Scenario) -> tuple[tuple[int, bool, Fraction], ...]:
     """(modified damage, re-rolled, p) of one Damage roll with reroll_damage (R-1.2: all dice
     of the roll are re-rolled; the re-roll is final)."""
@@ -629,7 +630,7 @@ def damage_roll_distribution(s: Scenario) -> dict[int, Fraction]:
     return dist
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fnp_items(points: int, fnp: int | None) -> tuple[tuple[int, Fraction], ...]:
     """R-8.5: one D6 per point of damage; a roll >= X ignores that point."""
     dist: dict[int, Fraction] = {0: Fraction(1)}
@@ -661,12 +662,12 @@ def points_lost_per_unsaved_attack_distribution(s: Scenario) -> dict[int, Fracti
 # Values for the EV-optimal ("best") re-roll policy (R-3.5)
 # --------------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def _expected_points_after_fnp(s: Scenario) -> Fraction:
     return mean(points_lost_per_unsaved_attack_distribution(s))
 
 
-@lru_cache(maxsize=None)
+@cache
 def wound_outcome_values(s: Scenario) -> dict[str, Fraction]:
     """R-3.5 values of a Wound-roll result: expected damage after FNP, unlimited wounds.
 
@@ -677,7 +678,7 @@ def wound_outcome_values(s: Scenario) -> dict[str, Fraction]:
     return {FAIL: Fraction(0), WOUND: normal, CRIT_WOUND: crit}
 
 
-@lru_cache(maxsize=None)
+@cache
 def hit_outcome_values(s: Scenario) -> dict[str, Fraction]:
     """R-3.5 values of a Hit-roll result: expected damage one hit produces (unlimited wounds,
     after FNP), through the Wound roll with its own re-roll policy and the save."""
@@ -753,7 +754,7 @@ def _scale(dist: dict, p: Fraction) -> dict:
 # unsaved attacks before the deferred Devastating ones). With fast dice this equals rolling
 # the whole batch and re-rolling its first failed die.
 
-@lru_cache(maxsize=None)
+@cache
 def _hit_step(s: Scenario, command: bool) -> tuple[tuple[str, Fraction, bool], ...]:
     out: dict[tuple[str, bool], Fraction] = {}
     for outcome, rerolled, p in _hit_roll_items(s):
@@ -765,7 +766,7 @@ def _hit_step(s: Scenario, command: bool) -> tuple[tuple[str, Fraction, bool], .
     return tuple((o, p, used) for (o, used), p in out.items())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _wound_step(s: Scenario, command: bool) -> tuple[tuple[str, Fraction, bool], ...]:
     out: dict[tuple[str, bool], Fraction] = {}
     for outcome, rerolled, p in _wound_roll_items(s):
@@ -777,7 +778,7 @@ def _wound_step(s: Scenario, command: bool) -> tuple[tuple[str, Fraction, bool],
     return tuple((o, p, used) for (o, used), p in out.items())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _save_step(s: Scenario, command: bool) -> tuple[tuple[bool, Fraction, bool], ...]:
     out: dict[tuple[bool, bool], Fraction] = {}
     fresh = _p_fresh_save(s)
@@ -790,7 +791,7 @@ def _save_step(s: Scenario, command: bool) -> tuple[tuple[bool, Fraction, bool],
     return tuple((ok, p, used) for (ok, used), p in out.items())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _damage_step(s: Scenario, command: bool) -> tuple[tuple[int, Fraction, bool], ...]:
     out: dict[tuple[int, bool], Fraction] = {}
     average = _expected_fresh_damage(s)
@@ -830,12 +831,12 @@ def _push(transition: Transition, s: Scenario, track: str | None, dist: dict) ->
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _normal_damage_transition(s: Scenario, track: str | None, st: _State) -> tuple:
     return _damage_transition(s, track, st, devastating=False)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _devastating_damage_transition(s: Scenario, track: str | None, st: _State) -> tuple:
     # R-6.2 / R-6.3: the deferred attack's mortal wounds = its modified Damage (S6).
     return _damage_transition(s, track, st._replace(pending_dev=st.pending_dev - 1),
@@ -858,7 +859,7 @@ def _damage_transition(s: Scenario, track: str | None, st: _State, devastating: 
     return tuple(out.items())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _save_transition(s: Scenario, track: str | None, st: _State) -> tuple:
     """A normal (non-devastating) wound: saving throw (R-7), then damage if it fails."""
     out: dict = {}
@@ -880,7 +881,7 @@ def _resolve_saving_throw(s: Scenario, track: str | None, dist: dict) -> dict:
     return _push(_save_transition, s, track, dist)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _wound_transition(s: Scenario, track: str | None, st: _State) -> tuple:
     """One hit that must roll to wound (R-5), then its consequence."""
     out: dict = {}
@@ -917,7 +918,7 @@ def _resolve_lethal_wound(s: Scenario, track: str | None, dist: dict) -> dict:
     return _resolve_saving_throw(s, track, counted)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _attack_transition(s: Scenario, track: str | None, st: _State) -> tuple:
     """One attack from state ``st``: Hit roll (R-2, R-3) and Critical-Hit effects (R-4)."""
     if s.bs is None:

@@ -6,8 +6,20 @@ The oracle is written from RULES.md alone; this module is the only bridge betwee
 from __future__ import annotations
 
 from mathhammer import dice
-from mathhammer.model import (Ability, AbilitySpec, CommandReroll, Context, DamageReroll, DiceExpr, Matchup,
-                              RerollPolicy, RulesVersion, SaveReroll, Target, Weapon)
+from mathhammer.model import (
+    Ability,
+    AbilitySpec,
+    CommandReroll,
+    Context,
+    DamageReroll,
+    DiceExpr,
+    Matchup,
+    RerollPolicy,
+    RulesVersion,
+    SaveReroll,
+    Target,
+    Weapon,
+)
 
 from .oracles import Scenario
 

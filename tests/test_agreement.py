@@ -23,7 +23,7 @@ from mathhammer.compile import compile_matchup
 from mathhammer.engine import exact, montecarlo
 from mathhammer.engine.agreement import MEAN_BOUND_SE, compare, dkw_bound
 from mathhammer.errors import NotExactError
-from mathhammer.model import (CommandReroll, Context, DamageReroll, Matchup, RerollPolicy, RulesVersion, SaveReroll)
+from mathhammer.model import CommandReroll, Context, DamageReroll, Matchup, RerollPolicy, RulesVersion, SaveReroll
 from mathhammer.notation import parse_target, parse_weapon
 
 N = 100_000

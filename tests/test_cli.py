@@ -92,7 +92,7 @@ def test_shoot_json_contract() -> None:
         assert abs(sum(row["p"] for row in dist) - 1) < 1e-12
         assert dist[0]["p_at_least"] == 1.0
         assert dist[-1]["p"] > 0  # ends at the largest value seen
-        for a, b in zip(dist, dist[1:]):
+        for a, b in zip(dist, dist[1:], strict=False):
             assert abs(a["p_at_least"] - a["p"] - b["p_at_least"]) < 1e-12
 
 

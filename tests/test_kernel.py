@@ -11,8 +11,8 @@ from mathhammer import codes
 from mathhammer.compile import compile_matchup
 from mathhammer.engine import montecarlo
 from mathhammer.kernel import rng, simulate
-from mathhammer.notation import parse_target, parse_weapon
 from mathhammer.model import Context, Matchup
+from mathhammer.notation import parse_target, parse_weapon
 
 
 def _inputs(weapon: str = "A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", target: str = "T4 SV3+ W2 MODELS10",

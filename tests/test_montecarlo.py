@@ -210,9 +210,8 @@ def test_stage_breakdown_matches_exact(name: str) -> None:
 @pytest.mark.statistical
 @pytest.mark.parametrize(("tests", "wounds", "fnp"), [(5, 1, None), (3, 2, 5), (2, 4, None)])
 def test_R_9_7_hazardous_matches_exact(tests: int, wounds: int, fnp: int | None) -> None:
-    from mathhammer.model import Unit, ModelStats
+    from mathhammer.model import Context, Matchup, ModelStats, Unit
     from mathhammer.notation import parse_target, parse_weapon
-    from mathhammer.model import Context, Matchup
 
     attacker = Unit(name="gunners", models=(ModelStats(name="g", count=tests, toughness=4, save=3, wounds=wounds),),
                     feel_no_pain=fnp)

@@ -14,30 +14,30 @@ import pytest
 
 from .oracles import (
     STAGES,
-    hazardous_distribution,
-    modified_damage,
-    damage_roll_distribution,
-    stage_distributions,
-    hit_outcome_values,
-    wound_outcome_values,
-    model_attacks_roll_distribution,
     Scenario,
     attacks_distribution,
     damage_distribution,
+    damage_roll_distribution,
     dice_distribution,
     expected_hits_per_attack,
     expected_wounds_per_attack,
+    hazardous_distribution,
+    hit_outcome_values,
     hit_roll_distribution,
     hits_per_attack_distribution,
     joint_distribution,
     mean,
+    model_attacks_roll_distribution,
     models_destroyed_distribution,
+    modified_damage,
     p_critical_hit,
     p_hit,
     p_save,
     p_wound,
     points_lost_per_unsaved_attack_distribution,
+    stage_distributions,
     variance,
+    wound_outcome_values,
     wound_roll_distribution,
     wound_threshold,
 )
@@ -76,7 +76,7 @@ def enumerate_every_die(procedure) -> dict:
         prefix = stack.pop()
         used = 0
 
-        def d6() -> int:
+        def d6(prefix: tuple[int, ...] = prefix) -> int:  # bound now: the loop rebinds prefix
             nonlocal used
             if used == len(prefix):
                 raise _NeedAnotherDie
@@ -850,7 +850,7 @@ class LiteralPlayer:
         wounds = crit_wounds = lethal = 0
         to_save: list[int] = []
         devastating = 0
-        for t, w in zip(tokens, wound_rolls):
+        for t, w in zip(tokens, wound_rolls, strict=True):
             if t == "auto":
                 wounds += 1
                 lethal += 1
