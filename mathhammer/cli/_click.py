@@ -4,10 +4,16 @@ must subclass that copy, or typer treats them as plain callables."""
 
 from __future__ import annotations
 
-try:
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # type-checked against the typer the project pins (its own copy of click)
     from typer._click.core import Context, Parameter
     from typer._click.types import ParamType
-except ImportError:  # typer < 0.28
-    from click import Context, Parameter, ParamType  # type: ignore[assignment]
+else:
+    try:
+        from typer._click.core import Context, Parameter
+        from typer._click.types import ParamType
+    except ImportError:  # typer < 0.28
+        from click import Context, Parameter, ParamType
 
 __all__ = ["Context", "ParamType", "Parameter"]
