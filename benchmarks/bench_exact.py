@@ -5,11 +5,19 @@ re-rolling Hit rolls of 1, Sustained Hits 1, S5 vs T4, AP-1 vs Sv3+, D2, unlimit
 <= 2 ms with allocation (the Supremacy railgun vs a Knight; 2D6 attacks of D6+6 damage vs 5
 models of W3 with FNP 5+).
 
-Run: python3 benchmarks/bench_exact.py [--repeats R]
+Scaling (issue 8), median CPU time of ``exact.run`` with the stage breakdown, a few repeats:
+10,000 attacks of D6+6 at unlimited wounds (target <= 100 ms); 1,000 and 10,000 attacks of
+D6+6 allocated to 1,000 models of W99 (the issue's ``shoot "A10 BS3+ S5 AP-1 D=D6+6" -n 100 / -n 1000
+-t "T4 SV3+ W99 MODELS1000" --exact``; targets <= 0.5 s and <= 5 s); the 2023 spill-over of
+Devastating Wounds (20 models of 2D6 attacks at 20 models of W10), whose CPU time is now its
+wall time (no multithreaded BLAS).
+
+Run: python3 benchmarks/bench_exact.py [--repeats R] [--scaling-repeats S]
 Prints, per scenario, the median wall time of ``exact.run`` (tables to DamageResult) without and
-with the stage breakdown, and the mean damage. If icepool is importable it also times icepool on
-the reference scenario's damage distribution (built from d6 faces, from scratch each repeat) and
-prints the ratio; otherwise that line says it was skipped.
+with the stage breakdown, and the mean damage; then the scaling scenarios' median CPU and wall
+times. If icepool is importable it also times icepool on the reference scenario's damage
+distribution (built from d6 faces, from scratch each repeat) and prints the ratio; otherwise
+that line says it was skipped.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mathhammer.compile import KernelInputs, compile_matchup  # noqa: E402
 from mathhammer.engine import exact  # noqa: E402
-from mathhammer.model import Context, Matchup, RerollPolicy, Target  # noqa: E402
+from mathhammer.model import Context, Matchup, RerollPolicy, RulesVersion, Target  # noqa: E402
 from mathhammer.notation import parse_target, parse_weapon  # noqa: E402
 
 REFERENCE_MEAN = 350 / 54
@@ -46,6 +54,35 @@ SCENARIOS: dict[str, tuple[KernelInputs, float]] = {
     "2D6 attacks D6+6 vs 5 x W3 FNP5+": (
         _inputs("A 2D6 BS3+ S8 AP-2 D D6+6", "T4 SV3+ W3 MODELS5 FNP5+"), 2.0),
 }
+
+
+_UNLIMITED = Target(name="unlimited", toughness=4, save=3, wounds=None)
+#: name: (inputs, target in ms of median CPU time or None); issue 8's scaling requests.
+SCALING: dict[str, tuple[KernelInputs, float | None]] = {
+    "10,000 attacks D6+6, unlimited wounds": (
+        _inputs("A10 BS3+ S5 AP-1 D D6+6", _UNLIMITED, firing_models=1000), 100.0),
+    "7,000 (2D6 x 1000) attacks D6+6, unlimited": (
+        _inputs("A 2D6 BS3+ S5 AP-1 D D6+6", _UNLIMITED, firing_models=1000), 100.0),
+    "1,000 attacks D6+6 vs 1000 x W99": (
+        _inputs("A10 BS3+ S5 AP-1 D D6+6", "T4 SV3+ W99 MODELS1000", firing_models=100), 500.0),
+    "10,000 attacks D6+6 vs 1000 x W99": (
+        _inputs("A10 BS3+ S5 AP-1 D D6+6", "T4 SV3+ W99 MODELS1000", firing_models=1000), 5000.0),
+    "2023 spill-over: 20 x 2D6 D6+6 [DEV] vs 20 x W10": (
+        _inputs("A 2D6 BS3+ S8 AP-2 D D6+6 [DEVASTATING WOUNDS]", "T4 SV3+ W10 MODELS20", firing_models=20,
+                rules=RulesVersion.V2023), None),
+}
+
+
+def median_cpu_wall(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median CPU (all threads of the process) and wall milliseconds of ``fn``."""
+    fn()  # warm-up
+    cpu, wall = [], []
+    for _ in range(repeats):
+        c, w = time.process_time(), time.perf_counter()
+        fn()
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - w)
+    return statistics.median(cpu) * 1e3, statistics.median(wall) * 1e3
 
 
 def median_ms(fn: Callable[[], object], repeats: int) -> float:
@@ -73,6 +110,7 @@ def icepool_reference() -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2000)
+    parser.add_argument("--scaling-repeats", type=int, default=5)
     args = parser.parse_args()
     for name, (inputs, target) in SCENARIOS.items():
         plain = median_ms(lambda inputs=inputs: exact.run(inputs, stages=False), args.repeats)
@@ -81,6 +119,11 @@ def main() -> None:
         verdict = "ok" if plain <= target else "SLOWER than target"
         print(f"{name:44s} {plain:7.3f} ms (target {target} ms: {verdict}); with stages {full:7.3f} ms; "
               f"mean damage {mean:.6f}")
+    for name, (inputs, target_ms) in SCALING.items():
+        cpu, wall = median_cpu_wall(lambda inputs=inputs: exact.run(inputs), args.scaling_repeats)
+        verdict = "" if target_ms is None else f" (target {target_ms:g} ms: {'ok' if cpu <= target_ms else 'SLOWER'})"
+        print(f"{name:52s} CPU {cpu:9.1f} ms, wall {wall:9.1f} ms{verdict}; "
+              f"mean damage {exact.run(inputs, stages=False).damage.mean():.6f}")
     try:
         import icepool  # noqa: F401
     except ImportError:

@@ -103,7 +103,7 @@ def test_disagreement_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_not_exact_is_one_line_and_both_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     from mathhammer.engine import exact
 
-    monkeypatch.setattr(exact, "_MAX_SPILL_WORK", 1.0)  # make the 2023 spill-over "too large"
+    monkeypatch.setattr(exact, "_S_ROW", 1.0)  # make the 2023 spill-over "too large" (1 s per element)
     args = ["shoot", "A 2D6 BS3+ S8 AP-2 D D6 [DEVASTATING WOUNDS]", "-n", "3", "-t", "T4 SV3+ W3 MODELS10",
             "--rules", "2023"]
     r = run(*args, "--exact")

@@ -20,18 +20,22 @@ Method
   function is then an upper-triangular 2 x 2 matrix of polynomials over "re-roll still
   available / spent" (:class:`_Tri`); the first eligible failure (all are alike) takes it,
   which equals the kernel's "one of them if there is at least one". The distribution over the
-  number of attacks mixes the powers of that matrix (Horner, or squaring for a fixed number).
+  number of attacks mixes the powers of that matrix (divide and conquer over the counts,
+  sum_lo + g^half sum_hi, with long products by FFT; squaring for a fixed number).
 * Damage depends only on K = unsaved + devastating attacks (every roll is independent; the
   Command Re-roll of damage goes to the first below-average roll, and Devastating mortal
   wounds without spill-over are allocated like a normal attack). Without wound limits the
-  damage is a mixture of powers of the per-roll (after Feel No Pain) pmf; with them a dynamic
-  programme over the remaining wounds of the unit R (R = (models left - 1) * W + wounds left on
-  the model being damaged; it fixes both the damage and the models destroyed), doubled with a
-  "Command Re-roll available" flag when it matters. Under the 2023 text (spill-over) the
+  damage is a mixture of powers of the per-roll (after Feel No Pain) pmf; with them (excess
+  lost) a renewal process: the models are identical, so the number of rolls that destroys one
+  has its own small distribution and the models destroyed are a renewal count
+  (:meth:`_Alloc.renewal`). With the Command Re-roll of damage, a dynamic programme over the
+  remaining wounds of the unit R (R = (models left - 1) * W + wounds left on the model being
+  damaged; it fixes both the damage and the models destroyed), doubled with a "Command Re-roll
+  available" flag. Under the 2023 text (spill-over) the
   Devastating attacks come after all the others with another transition: the attacks are mixed
   with rows x(p) = sum_u P(unsaved u, devastating p) start . T^u (a (p, states) matrix) and then
-  sum_p x(p) . T_spill^p.
-* Hazardous: the same dynamic programme on the firing unit (tests one per firing model).
+  sum_p x(p) . T_spill^p, each T applied by shifted copies (no matrix product, so no BLAS).
+* Hazardous: the same renewal process on the firing unit (tests one per firing model).
 * Before each phase (attacks, counters, damage) its time and memory are estimated from what is
   already known, and a request above the limits of :mod:`mathhammer.limits` is refused
   (:class:`_Cost`); a large unit's programme steps in memory of the order of its states.
@@ -83,14 +87,16 @@ _N_COUNTERS = 7
 _ITEM_LEVEL = (_WOUNDS, _CWOUNDS, _DEV, _UNSAVED)  # set by Wound rolls and saves
 #: Units with more remaining-wound states than this use scattered transitions, not matrices.
 _DENSE_STATES = 256
-#: Work (multiply-adds of vector-matrix products) of the 2023 spill-over in EXACT_MAX_SECONDS.
-_MAX_SPILL_WORK = 1e10
 #: Seconds per multiply-add of a convolution, per array element written, per numpy call, per
 #: state of a scattered allocation step (:meth:`_Alloc.step`), per element of a dense one
 #: (measured on one laptop core, rounded up): the estimate of :func:`_check_cost`.
 _S_MUL, _S_ELEM, _S_CALL, _S_SCATTER, _S_DENSE = 0.4e-9, 8e-9, 3e-6, 10e-9, 0.2e-9
 #: Seconds per element of one shifted copy of the states (:meth:`_Alloc._scattered`).
 _S_SHIFT = 3e-9
+#: Seconds of an FFT convolution per element of its size per log2 of the size (three transforms).
+_S_FFT = 1e-8
+#: Seconds per element of a shifted copy or a sum of (rows, states) arrays (the 2023 spill-over).
+_S_ROW = 1.5e-9
 #: The stage breakdown's keys, in the kernel's StageCount order.
 _STAGE_KEYS = tuple(name.lower() for name in StageCount.__members__)
 _ONE1 = np.ones(1)
@@ -100,9 +106,45 @@ _BIT1, _BIT2 = _V & 1, (_V >> 1) & 1
 
 
 # --- polynomials (1D: one tracked counter; 2D: unsaved x devastating) ---------------------------
+#: Convolutions of two arrays at least this long, with a product of lengths at least _FFT_WORK,
+#: go through the FFT (faster beyond about 300 x 300 on one core; measured).
+_FFT_MIN, _FFT_WORK = 300, 1e6
+#: An FFT convolution's error is about 2 eps |a|_2 |b|_2 (measured on binomial pmfs); values below
+#: this many times eps |a|_2 |b|_2 are noise and set to 0 (so tails still end and cost nothing).
+_FFT_NOISE = 16.0
+
+
+def _fast_len(n: int) -> int:
+    """The smallest 2^i 3^j >= n (a size the FFT handles quickly)."""
+    best = 1 << (n - 1).bit_length()
+    p3 = 1
+    while p3 < best:
+        size = p3 << max(0, (-(-n // p3) - 1).bit_length())
+        best = min(best, size)
+        p3 *= 3
+    return best
+
+
+def _convolve(a: Array, b: Array) -> Array:
+    """np.convolve of two non-negative 1D arrays; through the FFT when both are long.
+
+    The FFT result is exact to about 1e-16 of the largest probability (a far tail loses its
+    relative accuracy, not its absolute one): values within the error bound, negatives included,
+    are set to 0, so the result stays a non-negative distribution whose tails end."""
+    if min(a.size, b.size) < _FFT_MIN or a.size * b.size < _FFT_WORK:
+        return np.convolve(a, b)
+    n = a.size + b.size - 1
+    size = _fast_len(n)
+    out = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
+    # |a|_2 by an explicit sum: np.linalg.norm calls BLAS, whose threads would spin on every core
+    floor = _FFT_NOISE * np.finfo(np.float64).eps * math.sqrt(float((a * a).sum()) * float((b * b).sum()))
+    out[out <= floor] = 0.0
+    return out
+
+
 def _conv(a: Array, b: Array) -> Array:
     if a.ndim == 1:
-        return np.convolve(a, b)
+        return _convolve(a, b)
     if np.count_nonzero(a) < np.count_nonzero(b):
         a, b = b, a
     out = np.zeros((a.shape[0] + b.shape[0] - 1, a.shape[1] + b.shape[1] - 1))
@@ -216,21 +258,50 @@ def _power(g: _Tri, n: int, ndim: int) -> _Tri:
     return _one(ndim) if result is None else result
 
 
+#: Mixtures over at most this many counts use Horner's scheme directly (:func:`_compose`).
+_LEAF = 32
+
+
+def _horner(c: Array, lo: int, hi: int, g: _Tri, ndim: int) -> _Tri:
+    """sum_{i=lo}^{hi-1} c[i] g^(i-lo) by Horner's scheme (a constant is c times the identity)."""
+    acc = _one(ndim).scale(float(c[hi - 1]))
+    for i in range(hi - 2, lo - 1, -1):
+        acc = acc * g
+        if c[i]:
+            k = np.full((1,) * ndim, float(c[i]))
+            acc = _Tri(_add(acc.aa, k)) if acc.plain else _Tri(_add(acc.aa, k), acc.au, _add(acc.uu, k))
+    return acc
+
+
+def _compose(c: Array, g: _Tri, ndim: int) -> _Tri:
+    """sum_i c[i] g^i, divide and conquer: sum_lo + g^half sum_hi with g^half (half a power of
+    two) by squaring, so the long products are few and go through the FFT: about
+    log2(len(c)) FFT convolutions of the result's length per level instead of Horner's
+    len(c) convolutions of growing length (quadratic)."""
+    powers: dict[int, _Tri] = {1: g}
+
+    def power(m: int) -> _Tri:
+        if m not in powers:
+            h = power(m // 2)
+            powers[m] = h * h
+        return powers[m]
+
+    def part(lo: int, hi: int) -> _Tri:
+        if hi - lo <= _LEAF:
+            return _horner(c, lo, hi, g, ndim)
+        half = 1 << ((hi - lo - 1).bit_length() - 1)
+        return part(lo, lo + half) + power(half) * part(lo + half, hi)
+
+    return part(0, c.size)
+
+
 def _mix(w: Array, g: _Tri, ndim: int) -> Array:
-    """sum_n w[n] g^n, from "re-roll available" (Horner; squaring for a fixed n)."""
+    """sum_n w[n] g^n, from "re-roll available" (:func:`_compose`; squaring for a fixed n)."""
     nz = np.flatnonzero(w)
     lo, hi = int(nz[0]), int(nz[-1])
     if lo == hi:
         return _power(g, lo, ndim).scale(float(w[lo])).start()
-    acc = _one(ndim).scale(float(w[hi]))
-    for n in range(hi - 1, lo - 1, -1):
-        acc = acc * g
-        if w[n]:
-            c = np.full((1,) * ndim, float(w[n]))
-            if acc.plain:
-                acc = _Tri(_add(acc.aa, c))
-            else:
-                acc = _Tri(_add(acc.aa, c), acc.au, _add(acc.uu, c))
+    acc = _compose(w[lo:hi + 1], g, ndim)
     if lo:
         acc = acc * _power(g, lo, ndim)
     return acc.start()
@@ -242,10 +313,10 @@ def _npower(p: Array, n: int) -> Array:
     base = p
     while n:
         if n & 1:
-            result = base if result is None else np.convolve(result, base)
+            result = base if result is None else _convolve(result, base)
         n >>= 1
         if n:
-            base = np.convolve(base, base)
+            base = _convolve(base, base)
     return _ONE1 if result is None else result
 
 
@@ -655,17 +726,14 @@ _FAST = True
 
 
 def _mix_plain(w: Array, g: Array) -> Array:
-    """sum_n w[n] g^n for a 1D polynomial."""
+    """sum_n w[n] g^n for a 1D polynomial (:func:`_compose` on plain arrays)."""
     nz = np.flatnonzero(w)
     lo, hi = int(nz[0]), int(nz[-1])
     if lo == hi:
         single: Array = _npower(g, lo) * w[lo]
         return single
-    acc = np.full(1, w[hi])
-    for n in range(hi - 1, lo - 1, -1):
-        acc = np.convolve(acc, g)
-        acc[0] += w[n]
-    return np.convolve(acc, _npower(g, lo)) if lo else acc
+    acc = _compose(w[lo:hi + 1], _Tri(g), 1).aa
+    return _convolve(acc, _npower(g, lo)) if lo else acc
 
 
 # --- damage (R-8), Feel No Pain, allocation (R-9) ---------------------------------------------
@@ -746,13 +814,6 @@ class _Alloc:
         idx = (np.arange(s)[:, None] * s + self._dest(a.size, spill)).ravel()
         return _bincount(idx, weights=np.broadcast_to(a, (s, a.size)).ravel(), minlength=s * s).reshape(s, s)
 
-    def ops(self, d: _Tri, spill: bool) -> tuple[Array, Array | None, Array]:
-        stay = self.matrix(d.aa, spill)
-        if d.plain:
-            return stay, None, stay
-        use = None if d.au is None else self.matrix(d.au, spill)
-        return stay, use, self.matrix(d.uu, spill)
-
     def step(self, a: Array) -> Callable[[Array], Array]:
         """v -> v . T(a) for row vectors (dense for small units; for large ones, in memory of
         the order of the states: see :meth:`_scattered`)."""
@@ -799,6 +860,79 @@ class _Alloc:
                 res = res + k_dist[n] * (va if vu is None else va + vu)
         return res
 
+    def renewal(self, k_dist: Array, a: Array) -> tuple[Array, Array]:
+        """(damage pmf, models destroyed pmf) after K rolls of damage ``a`` (plain, after Feel No
+        Pain), K ~ k_dist, excess lost: the same numbers as ``outcome(final(k_dist, _Tri(a)))``
+        without a step over all the unit's states for every roll.
+
+        The models are identical and a model's excess damage is lost, so each model takes its
+        own i.i.d. number of rolls to destroy (:meth:`_kill_chain`), and the kills are a renewal
+        process: u_k(m) = P(the k-th model falls with m rolls left) is u_0 = k_dist correlated k
+        times with that number's pmf, P(k destroyed, the next at x wounds left) = sum_m u_k(m)
+        P(alive at x after m rolls), and the damage is k W + W - x (all M: M W). Rolls of 0
+        damage change nothing and are dropped first (binomial thinning of K)."""
+        w, models = self.w, self.models
+        if a[0] > 0.0:
+            if a[0] >= 1.0 or a.size == 1:
+                return _ONE1, _ONE1
+            k_dist = _trim_tail(_mix_plain(k_dist, np.array([a[0], 1.0 - a[0]])))
+            a = a / (1.0 - a[0])
+            a[0] = 0.0
+        tau, alive = self._kill_chain(a)
+        first = int(np.flatnonzero(tau)[0])
+        taps = _trim_tail(tau[first:])
+        surv = alive.sum(axis=1)
+        m_len = alive.shape[0]
+        heads: list[Array] = []
+        lost = np.zeros(models + 1)
+        u = k_dist
+        for k in range(models):
+            head = np.zeros(m_len)
+            head[:min(m_len, u.size)] = u[:m_len]
+            heads.append(head)
+            lost[k] = float((head * surv).sum())
+            if u.size <= first:
+                break
+            rest = np.concatenate((u[first:], np.zeros(taps.size - 1)))
+            u = _trim_tail(np.correlate(rest, taps, "valid"))
+            if not u.any():
+                break
+        else:
+            lost[models] = float(u.sum())
+        joint = np.zeros((len(heads), w))
+        table = np.array(heads)
+        for m in range(m_len):  # P(k, x) = sum_m u_k(m) alive(m, x): a band of x per m, no BLAS
+            row = alive[m, w:0:-1]  # x = W .. 1: damage k W + (W - x)
+            nz = np.flatnonzero(row)
+            if nz.size:
+                lo, hi = int(nz[0]), int(nz[-1]) + 1
+                joint[:, lo:hi] += table[:, m:m + 1] * row[lo:hi]
+        damage = np.concatenate((joint.ravel(), [lost[models]]))
+        return damage, lost
+
+    def _kill_chain(self, a: Array) -> tuple[Array, Array]:
+        """One model under rolls of damage ``a`` (a[0] = 0): tau[j] = P(destroyed by exactly the
+        j-th roll) and alive[m, x] = P(alive with x wounds left after m rolls) for m < len(tau)
+        (at most W rows: every roll removes at least one wound)."""
+        w = self.w
+        cap = np.zeros(w + 1)  # a roll of W or more destroys whatever is left
+        cap[:min(a.size, w)] = a[:w]
+        cap[w] += float(a[w:].sum())
+        tail = np.cumsum(cap[::-1])[::-1]  # P(d >= x): a model at x wounds left falls
+        v = np.zeros(w + 1)
+        v[w] = 1.0
+        steps = np.flatnonzero(cap[:w]).tolist()
+        rows: list[Array] = []
+        tau = [0.0]
+        while v.any():
+            rows.append(v)
+            tau.append(float((v * tail).sum()))
+            nxt = np.zeros(w + 1)
+            for d in steps:  # x -> x - d for d < x
+                nxt[1:w + 1 - d] += cap[d] * v[1 + d:]
+            v = nxt
+        return np.array(tau), np.array(rows)
+
     def outcome(self, state: Array) -> tuple[Array, Array]:
         """(damage pmf, models destroyed pmf) from the distribution of R."""
         r = np.arange(self.size)
@@ -807,14 +941,61 @@ class _Alloc:
         return damage, models
 
 
-def _block(stay: Array, use: Array | None, pol: Array) -> Array:
-    """The transition of (state, Command Re-roll available) row vectors: [[stay, use], [0, pol]]."""
-    if use is None:
+def _rows_step(alloc: _Alloc, a: Array, spill: bool) -> Callable[[Array], Array]:
+    """X -> X . T(a) for a (rows, states) array of row vectors, by shifted copies (one per
+    damage value) and sums, never a matrix product: no states x states matrix, no BLAS (whose
+    threads would spin on every core). ``spill``: R -> max(R - d, 0); otherwise excess lost."""
+    s, w = alloc.size, alloc.w
+    values = np.flatnonzero(a).tolist()
+    if spill:
+        above = np.cumsum(a[::-1])[::-1]  # a[R:].sum() (a need not sum to 1: a Command Re-roll part)
+        over = np.zeros(s)  # P(d > R): the unit is destroyed
+        n = min(s, a.size - 1)
+        over[:n] = above[1:n + 1]
+
+        def spill_step(x: Array) -> Array:
+            out = np.zeros_like(x)
+            for d in values:
+                if d < s:
+                    out[:, :s - d] += a[d] * x[:, d:]
+            out[:, 0] += (x * over).sum(axis=1)
+            return out
+
+        return spill_step
+    room = alloc.room
+    tail = np.zeros(max(a.size, w + 1))
+    tail[:a.size] = np.cumsum(a[::-1])[::-1]
+    fall = tail[room]  # P(d >= room): the model being damaged is destroyed (R -> R - room)
+    keep = [(d, room[d:] > d) for d in values if d < w]
+
+    def lost_step(x: Array) -> Array:
+        out = np.zeros_like(x)
+        for d, mask in keep:
+            out[:, :s - d] += a[d] * np.where(mask, x[:, d:], 0.0)
+        out[:, 0] += x[:, 0] * fall[0]
+        if s > 1:  # R in ((k - 1) W, k W] lands on (k - 1) W
+            out[:, 0:s - 1:w] += (x[:, 1:] * fall[1:]).reshape(x.shape[0], alloc.models, w).sum(axis=2)
+        return out
+
+    return lost_step
+
+
+def _tri_rows(alloc: _Alloc, d: _Tri, spill: bool) -> Callable[[Array], Array]:
+    """One damage roll on (rows, states) row vectors, with the Command Re-roll flag when it
+    matters: the columns are then (available | spent) and T = [[stay, use], [0, pol]]."""
+    stay = _rows_step(alloc, d.aa, spill)
+    if d.plain:
         return stay
-    s = stay.shape[0]
-    out = np.zeros((2 * s, 2 * s))
-    out[:s, :s], out[:s, s:], out[s:, s:] = stay, use, pol
-    return out
+    use = None if d.au is None else _rows_step(alloc, d.au, spill)
+    pol = _rows_step(alloc, d.uu, spill)
+    s = alloc.size
+
+    def step(x: Array) -> Array:
+        avail, spent = x[:, :s], x[:, s:]
+        later = pol(spent) if use is None else pol(spent) + use(avail)
+        return np.concatenate((stay(avail), later), axis=1)
+
+    return step
 
 
 def _spill_state(t: _Tables, p_attacks: Array, d: _Tri, alloc: _Alloc) -> Array:
@@ -823,12 +1004,12 @@ def _spill_state(t: _Tables, p_attacks: Array, d: _Tri, alloc: _Alloc) -> Array:
     Needs P(unsaved u, devastating p) only through start . Tn^u . Td^p (Tn, Td: one damage roll
     on the remaining wounds, with the Command Re-roll flag when it matters), so the attacks are
     mixed with the rows x(p) = sum_u P(u, p) start . Tn^u kept as a (p, states) matrix instead of
-    the full (u, p) joint."""
+    the full (u, p) joint. Tn and Td are applied by shifted copies (:func:`_rows_step`)."""
     wt = _weights((_UNSAVED,), (_DEV,))
     g = _attack_gf(t, wt)
-    tn = _block(*alloc.ops(d, False))
-    td = _block(*alloc.ops(d, True))
-    states = tn.shape[0]
+    tn = _tri_rows(alloc, d, False)
+    td = _tri_rows(alloc, d, True)
+    states = alloc.size * (1 if d.plain else 2)
     n_max = p_attacks.size - 1
     start = np.zeros(states)
     start[alloc.size - 1] = 1.0
@@ -839,7 +1020,7 @@ def _spill_state(t: _Tables, p_attacks: Array, d: _Tri, alloc: _Alloc) -> Array:
         power = x
         for i in range(poly.shape[0]):
             if i:
-                power = power @ tn
+                power = tn(power)
             for j in np.flatnonzero(poly[i]).tolist():
                 out[j:j + x.shape[0]] += poly[i, j] * power
         return out
@@ -855,10 +1036,11 @@ def _spill_state(t: _Tables, p_attacks: Array, d: _Tri, alloc: _Alloc) -> Array:
             ra, ru = aa, _add(au, times(ru, g.uu))
         ra[0] += p_attacks[n] * start
     rows = ra if g.plain else _add(ra, ru)
-    acc: Array = rows[-1]
+    acc: Array = rows[-1:]
     for p in range(rows.shape[0] - 2, -1, -1):
-        acc = acc @ td + rows[p]
-    return acc if states == alloc.size else acc[:alloc.size] + acc[alloc.size:]
+        acc = td(acc) + rows[p:p + 1]
+    out: Array = acc[0]
+    return out if states == alloc.size else out[:alloc.size] + out[alloc.size:]
 
 
 # --- Hazardous (R-9.7) ------------------------------------------------------------------------
@@ -875,7 +1057,7 @@ def _hazardous(t: _Tables) -> tuple[Array, Array]:
     alloc = _Alloc(t.firing, t.haz_w)
     counts = np.zeros(t.firing + 1)
     counts[-1] = 1.0
-    return alloc.outcome(alloc.final(counts, _Tri(x)))
+    return alloc.renewal(counts, x)
 
 
 # --- cost estimate: nothing large is computed before it --------------------------------------
@@ -908,25 +1090,46 @@ class _Cost:
                             where="--method exact")
 
 
-def _conv_s(n: float, m: float) -> float:
+def _direct_s(n: float, m: float) -> float:
     """Seconds of one np.convolve of lengths n and m."""
     return _S_MUL * n * m + _S_ELEM * (n + m) + _S_CALL
 
 
+def _conv_s(n: float, m: float) -> float:
+    """Seconds of one :func:`_convolve` of lengths n and m (direct or FFT)."""
+    if min(n, m) < _FFT_MIN or n * m < _FFT_WORK:
+        return _direct_s(n, m)
+    size = n + m
+    return _S_FFT * size * math.log2(size) + _S_ELEM * size + _S_CALL
+
+
 def _power_s(top: float, base: float) -> float:
-    """Seconds of an n-fold convolution power (by squaring) whose result has length ``top``."""
-    steps = 2 * (math.log2(max(top / base, 1.0)) + 1)
-    return _S_MUL * top * top + _S_ELEM * 4 * top + _S_CALL * steps
+    """Seconds of an n-fold convolution power (by squaring) whose result has length ``top``:
+    a squaring and a product into the result per doubling of the length."""
+    seconds, n = 0.0, max(base, 1.0)
+    while n < top:
+        seconds += 2 * _conv_s(n, n)
+        n *= 2
+    return seconds + _S_CALL
 
 
 def _mix_s(lo: int, hi: int, size: int, calls: int) -> tuple[float, float]:
-    """Seconds and bytes of sum_n w[n] g^n over n = lo..hi, g of length ``size`` (Horner, then
-    one power); ``calls`` convolutions per Horner step (1 plain, 4 with a Command Re-roll)."""
-    e, span = size - 1, hi - lo
-    horner = calls * (_S_MUL * size * e * span * span / 2 + _S_ELEM * e * span * span / 2 + 2 * _S_CALL * span)
+    """Seconds and bytes of sum_n w[n] g^n over n = lo..hi, g of length ``size``
+    (:func:`_compose`: Horner on blocks of _LEAF counts, then a product per block and level and
+    a squaring per level; then g^lo and one product); ``calls`` convolutions per product (1
+    plain, 4 with a Command Re-roll)."""
+    e, span = max(size - 1, 1), hi - lo + 1
+    leaf = min(span, _LEAF)
+    seconds = calls * span * (_conv_s(leaf * e / 2, size) + _S_ELEM)
+    b = leaf
+    while b < span:
+        blocks = math.ceil(span / (2 * b))
+        seconds += calls * (blocks * _conv_s(b * e + 1, b * e + 1) + _conv_s(b * e / 2 + 1, b * e / 2 + 1))
+        b *= 2
     top = lo * e + 1
-    power = _power_s(top, size) + _conv_s(span * e + 1, top) if lo and span else _power_s(top, size) if lo else 0.0
-    return horner + power, 8.0 * 4 * (hi * e + 1) * (3 if calls > 1 else 1)
+    if lo:
+        seconds += calls * (_power_s(top, size) + (_conv_s(span * e + 1, top) if span > 1 else 0.0))
+    return seconds, 8.0 * 6 * (hi * e + 1) * (3 if calls > 1 else 1)
 
 
 def _value_range(t: _Tables, row: int) -> tuple[int, int]:
@@ -965,10 +1168,31 @@ def _cost_attacks(cost: _Cost, t: _Tables) -> None:
             seconds += values * t.firing * 3 * _conv_s(top / 2, a_hi + 1)
         cost.add(f"rolling the Attacks of {t.firing} models", seconds, 8.0 * 4 * top)
     if t.hazardous and t.haz_w:
-        size = t.firing * t.haz_w + 1
-        cost.add(f"resolving the Hazardous tests of {t.firing} models of W{t.haz_w}",
-                 t.firing * _step_s(size, min(4, t.haz_w)), 8.0 * 12 * size)
+        seconds, n_bytes = _renewal_s(t.firing, t.haz_w, 3 * t.firing, np.ones(4), True)
+        cost.add(f"resolving the Hazardous tests of {t.firing} models of W{t.haz_w}", seconds, n_bytes)
     cost.check()
+
+
+def _renewal_s(models: int, w: int, rolls: int, a: Array, thin: bool) -> tuple[float, float]:
+    """Seconds and bytes of :meth:`_Alloc.renewal` (``a``: the damage pmf of one roll, or any
+    array with its support; ``thin``: rolls of 0 damage are dropped first): the chain of one
+    model (at most W/d_min steps), a correlation with the rolls-per-model pmf per model
+    destroyed (at most rolls/first + 1 of them) and the (models, W) joint by bands."""
+    values = np.flatnonzero(a)
+    positive = values[values > 0]
+    if not positive.size:
+        return _S_CALL, 0.0
+    d_lo, d_hi = int(positive[0]), int(positive[-1])
+    first, m_len = -(-w // d_hi), -(-w // d_lo)  # fewest and most rolls to destroy a model
+    kills = min(models, rolls // first + 1)
+    steps = int(np.count_nonzero(positive < w))
+    seconds = m_len * (w * (_S_SHIFT * steps + 3 * _S_ELEM) + _S_CALL * (steps + 5))
+    seconds += kills * ((rolls + 1) * (_S_MUL * (m_len - first + 1) + 4 * _S_ELEM) + 8 * _S_CALL)
+    band = np.minimum(w, np.arange(m_len) * (d_hi - d_lo) + 1).sum()
+    seconds += kills * float(band) * 2 * _S_ELEM + m_len * 4 * _S_CALL
+    if thin:
+        seconds += _mix_s(0, rolls, 2, 1)[0]
+    return seconds, 8.0 * (2 * kills * (w + m_len) + m_len * (w + 1) + 4 * (rolls + 1))
 
 
 def _hits_per_attack(t: _Tables) -> int:
@@ -1011,7 +1235,10 @@ def _cost_damage(cost: _Cost, t: _Tables, p_attacks: Array, k_dist: Array, befor
     if t.wounds:
         size = t.models * t.wounds + 1
         if t.dev and t.spill:
-            _cost_spill(cost, t, p_attacks.size - 1, size * (1 if d.plain else 2))
+            _cost_spill(cost, t, p_attacks.size - 1, size, d)
+        elif d.plain:
+            seconds, n_bytes = _renewal_s(t.models, t.wounds, rolls, d.aa, bool(d.aa[0] > 0))
+            cost.add(f"allocating up to {rolls:,} damage rolls to {t.models} models of W{t.wounds}", seconds, n_bytes)
         else:
             fns = 1 if d.plain else 3
             width = max(int(np.count_nonzero(x[:t.wounds])) for x in (d.aa, d.au, d.uu) if x is not None)
@@ -1021,13 +1248,21 @@ def _cost_damage(cost: _Cost, t: _Tables, p_attacks: Array, k_dist: Array, befor
     cost.check()
 
 
-def _cost_spill(cost: _Cost, t: _Tables, n_max: int, states: int) -> None:
-    """The 2023 spill-over (:func:`_spill_state`): matrix products of (devastating, states) rows."""
+def _cost_spill(cost: _Cost, t: _Tables, n_max: int, size: int, d: _Tri) -> None:
+    """The 2023 spill-over (:func:`_spill_state`): (devastating, states) rows through one damage
+    roll (shifted copies of ``size`` states, three of them with the Command Re-roll of damage)
+    for each power of Tn in each Horner step over the attacks, then once per devastating count."""
     g = _attack_gf(t, _weights((_UNSAVED,), (_DEV,)))
     p_max = n_max * (g.uu.shape[1] - 1) + 1
-    work = float(n_max) * p_max * states * (states * g.uu.shape[0] + np.count_nonzero(g.uu)) * (1 if g.plain else 3)
+    states = size * (1 if d.plain else 2)
+    width = max(int(np.count_nonzero(x)) for x in (d.aa, d.au, d.uu) if x is not None) + 3
+    flag = 1 if d.plain else 3
+    row = size * width * _S_ROW * flag  # one row through one roll
+    apps, terms = g.uu.shape[0] - 1, int(np.count_nonzero(g.uu))
+    per_step = (p_max / 2) * (apps * row + terms * states * _S_ROW) + (apps * width * flag + terms) * _S_CALL
+    seconds = n_max * per_step * (1 if g.plain else 3) + p_max * (row + states * _S_ELEM + width * flag * _S_CALL)
     cost.add(f"R-6.4 (2023 text): Devastating Wounds spilling over with up to {n_max:,} attacks",
-             work * EXACT_MAX_SECONDS / _MAX_SPILL_WORK, 8.0 * (6 * states * states + 4 * p_max * states))
+             seconds, 8.0 * 6 * p_max * states)
 
 
 # --- the engine -------------------------------------------------------------------------------
@@ -1060,9 +1295,13 @@ def run(inputs: KernelInputs, *, stages: bool = True) -> DamageResult:
         alloc = _Alloc(t.models, t.wounds)
         if t.dev and t.spill:
             state = _spill_state(t, p_attacks, d_after, alloc)
-        else:  # excess lost: a Devastating attack is allocated like a normal one (R-6.4)
+        elif d_after.plain:  # excess lost: a Devastating attack is allocated like a normal one (R-6.4)
+            state = None
+            damage, models = alloc.renewal(k_dist, d_after.aa)
+        else:  # the Command Re-roll of damage: the first roll below average takes it
             state = alloc.final(k_dist, d_after)
-        damage, models = alloc.outcome(state)
+        if state is not None:
+            damage, models = alloc.outcome(state)
         after = None
     else:
         damage = after = _sum_rolls(k_dist, d_after)
