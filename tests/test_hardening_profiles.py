@@ -444,7 +444,7 @@ def test_another_version_of_the_code_does_not_read_the_entry(tmp_path: Path, cac
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     _write(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
-    monkeypatch.setattr(profiles, "_FINGERPRINT", ["a changed model.py"])
+    monkeypatch.setattr(profiles.cache, "_FINGERPRINT", ["a changed model.py"])
     load_library([tmp_path / "p"], use_env=False)
     assert len(_entries(cache)) == 2
 

@@ -1,0 +1,296 @@
+"""The profile schema: YAML data -> checked Unit and Weapon objects, and back (:func:`dump_unit`).
+
+A profile file is ``{schema: 1, source: str, units: [unit, ...]}``; the unit layout is
+documented in ``docs/profiles.md``. Errors name the file, the YAML path and the value:
+``profiles/orks.yaml: units[0].weapons[1].D: expected a dice expression (got 'd7x')``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import Any, TypeVar
+
+from .. import dice
+from ..errors import ProfileError
+from ..limits import MAX_AP, MAX_CHARACTERISTIC, MAX_DAMAGE_MOD, MAX_RANGE, MAX_TARGET_MODELS, MAX_WOUNDS
+from ..model import AbilitySpec, DamageReroll, DiceExpr, ModelStats, RerollPolicy, SaveReroll, Unit, Weapon
+from ..notation import parse_ability
+from ._yaml import _empty, _show
+
+_T = TypeVar("_T")
+
+SCHEMA_VERSION = 1
+
+_UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invulnerable", "feel_no_pain",
+              "damage_reduction", "deadly_demise", "keywords", "weapons", "abilities", "modifiers"}
+_MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC"}
+_WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities", "modifiers"}
+
+#: Modifiers a profile may carry, merged with the command line (which wins): name -> type.
+#: As an attacker a unit/weapon uses the first group; as a target a unit uses save_mod and
+#: reroll_saves.
+MODIFIERS: dict[str, type] = {
+    "hit_mod": int, "wound_mod": int, "damage_mod": int, "bs_improve": int, "ap_improve": int, "crit_hit": int,
+    "crit_wound": int, "reroll_hits": RerollPolicy, "reroll_wounds": RerollPolicy, "reroll_damage": DamageReroll,
+    "save_mod": int, "reroll_saves": SaveReroll,
+}
+#: Defensive unit abilities (``abilities:`` of a unit).
+_DEFENSIVE = {"STEALTH": "stealth", "HALF DAMAGE": "half_damage", "-1 DAMAGE": "damage_reduction"}
+
+
+class _Reader:
+    """Typed access to a YAML mapping that reports file and path on every error."""
+
+    def __init__(self, file: str, path: str, data: Any) -> None:
+        self.file, self.path, self.data = file, path, data
+
+    def fail(self, what: str, value: Any, key: str = "", hint: str = "") -> ProfileError:
+        path = ".".join(p for p in (self.path, key) if p)
+        where = f"{self.file}: {path}" if path else self.file
+        return ProfileError(what, where=where, value=_show(value), hint=hint)
+
+    def mapping(self, allowed: set[str], required: Iterable[str]) -> None:
+        if not isinstance(self.data, dict):
+            raise self.fail("expected a mapping", self.data)
+        for key in self.data:
+            if key not in allowed:
+                import difflib
+
+                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                raise self.fail("unknown key", str(key), _show(str(key)), hint=f"did you mean {close[0]!r}?" if close
+                                else f"allowed keys: {', '.join(sorted(allowed))}")
+        for key in required:
+            if key not in self.data:
+                raise self.fail(f"missing key {key!r}", self.data.get("name", ""))
+
+    def get(self, key: str, kind: type | tuple[type, ...], default: Any = None, *, lo: int | None = None,
+            hi: int | None = None) -> Any:
+        value = self.data.get(key, default)
+        if value is None:
+            return default
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            raise self.fail(f"expected {names}", value, key)
+        if isinstance(value, int) and ((lo is not None and value < lo) or (hi is not None and value > hi)):
+            raise self.fail(f"must be from {lo} to {hi}" if lo is not None and hi is not None else
+                            f"must be at least {lo}" if lo is not None else f"must be at most {hi}", value, key)
+        return value
+
+    def name(self, key: str = "name") -> str:
+        """A required name: a string with something in it."""
+        value: str = self.get(key, str)
+        if not value.strip():
+            raise self.fail("a name cannot be blank", value, key)
+        return value
+
+    def child(self, key: str, index: int | None = None) -> _Reader:
+        data = self.data[key] if index is None else self.data[key][index]
+        path = f"{self.path}.{key}" if self.path else key
+        return _Reader(self.file, path + ("" if index is None else f"[{index}]"), data)
+
+    def items(self, key: str) -> list[_Reader]:
+        value = self.data.get(key) or []
+        if not isinstance(value, list):
+            raise self.fail("expected a list", value, key)
+        return [self.child(key, i) for i in range(len(value))]
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        value = self.data.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail("expected a list of strings", value, key)
+        return tuple(value)
+
+    def dice(self, key: str) -> DiceExpr:
+        value = self.data.get(key)
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise self.fail("expected a dice expression like 'D6+1'", value, key)
+        try:
+            return _dice(str(value))
+        except ProfileError as e:
+            raise self.fail(f"expected a dice expression like 'D6+1': {e.what}", str(value), key,
+                            hint=e.hint) from None
+
+
+# A library repeats a few spellings ("Twin-linked", "D6", "1") many times; both results are frozen.
+@lru_cache(maxsize=1024)
+def _dice(text: str) -> DiceExpr:
+    return dice.parse(text)
+
+
+@lru_cache(maxsize=1024)
+def _ability(text: str) -> AbilitySpec:
+    return parse_ability(text)
+
+
+def _weapon(r: _Reader, unit: str) -> Weapon:
+    r.mapping(_WEAPON_KEYS, ("name", "range", "A", "S", "D"))
+    name = r.name()
+    rng = r.data.get("range")
+    melee = isinstance(rng, str) and rng.strip().lower() == "melee"
+    if not melee and (isinstance(rng, bool) or not isinstance(rng, int) or not 0 <= rng <= MAX_RANGE):
+        raise r.fail(f"expected a range in inches (0 to {MAX_RANGE}) or 'melee'", rng, "range")
+    skill_key = "WS" if melee else "BS"
+    other = "BS" if melee else "WS"
+    if other in r.data:
+        raise r.fail(f"{'melee' if melee else 'ranged'} weapons take {skill_key}, not {other}", r.data[other], other)
+    abilities = []
+    for i, text in enumerate(r.strings("abilities")):
+        try:
+            abilities.append(_ability(text))
+        except ProfileError as e:
+            raise r.fail(e.what, text, f"abilities[{i}]", hint=e.hint) from None
+    modifiers = _modifiers(r)
+    return _built(r, lambda: Weapon(
+        name=name, aliases=_aliases(r), range_inches=None if melee else rng, modifiers=modifiers,
+        attacks=r.dice("A"), skill=r.get(skill_key, int, lo=2, hi=6),
+        strength=r.get("S", int, lo=1, hi=MAX_CHARACTERISTIC), ap=r.get("AP", int, 0, lo=-MAX_AP, hi=0),
+        damage=r.dice("D"), abilities=tuple(abilities), unit=unit))
+
+
+def _built(r: _Reader, make: Callable[[], _T]) -> _T:
+    """``make()``, with an invariant error of the model (which knows no file) given r's file and path."""
+    try:
+        return make()
+    except ProfileError as e:
+        if e.where.startswith(r.file):
+            raise
+        raise r.fail(e.what, e.value, hint=e.hint) from None
+
+
+def _aliases(r: _Reader) -> tuple[str, ...]:
+    aliases = r.strings("aliases")
+    for i, alias in enumerate(aliases):
+        if not alias.strip():
+            raise r.fail("an alias cannot be blank", alias, f"aliases[{i}]")
+    return aliases
+
+
+def _modifiers(r: _Reader) -> tuple[tuple[str, object], ...]:
+    """The ``modifiers:`` mapping of a unit or weapon, typed and checked."""
+    if r.data.get("modifiers") is None:
+        return ()
+    mr = r.child("modifiers")
+    mr.mapping(set(MODIFIERS), ())
+    out: list[tuple[str, object]] = []
+    for key, kind in MODIFIERS.items():
+        if key not in mr.data:
+            continue
+        if kind is int:
+            lo, hi = (2, 6) if key.startswith("crit") else (-6, 6)
+            out.append((key, mr.get(key, int, lo=lo, hi=hi)))
+        else:
+            value = mr.data[key]
+            try:
+                if not isinstance(value, str):
+                    raise ValueError(value)
+                out.append((key, kind(value.lower().replace("_", "-"))))
+            except ValueError:
+                choices = ", ".join(m.value for m in kind)  # type: ignore[attr-defined]
+                raise mr.fail(f"expected one of {choices}", value, key) from None
+    return tuple(out)
+
+
+def _model(m: _Reader) -> ModelStats:
+    m.mapping(_MODEL_KEYS, ("name", "count", "T", "Sv", "W"))
+    return _built(m, lambda: ModelStats(
+        name=m.get("name", str), count=m.get("count", int, lo=1, hi=MAX_TARGET_MODELS),
+        move=m.get("M", int, lo=0, hi=MAX_RANGE), toughness=m.get("T", int, lo=1, hi=MAX_CHARACTERISTIC),
+        save=m.get("Sv", int, lo=2, hi=7), wounds=m.get("W", int, lo=1, hi=MAX_WOUNDS),
+        leadership=m.get("Ld", int, lo=2, hi=12), objective_control=m.get("OC", int, lo=0, hi=MAX_WOUNDS)))
+
+
+def _unit(r: _Reader) -> Unit:
+    r.mapping(_UNIT_KEYS, ("name", "models"))
+    name = r.name()
+    models = [_model(m) for m in r.items("models")]
+    if not models:
+        raise r.fail("a unit needs at least one model", [], "models")
+    total = sum(m.count for m in models)
+    if total > MAX_TARGET_MODELS:
+        raise r.fail(f"the counts add up to more than {MAX_TARGET_MODELS} models", total, "models")
+    inv, inv_ranged = None, False
+    if r.data.get("invulnerable") is not None:
+        iv = r.child("invulnerable")
+        iv.mapping({"save", "ranged_only"}, ("save",))
+        inv, inv_ranged = iv.get("save", int, lo=2, hi=6), iv.get("ranged_only", bool, False)
+    if r.data.get("deadly_demise") is not None:
+        r.dice("deadly_demise")  # informational, but a dice value all the same
+    keywords = frozenset(k.upper() for k in r.strings("keywords"))
+    defensive: dict[str, Any] = {}
+    for i, text in enumerate(r.strings("abilities")):
+        key = " ".join(text.upper().replace("_", " ").split())
+        if key not in _DEFENSIVE:
+            raise r.fail("unknown unit ability", text, f"abilities[{i}]",
+                         hint=f"known: {', '.join(sorted(_DEFENSIVE))}")
+        defensive[_DEFENSIVE[key]] = 1 if key == "-1 DAMAGE" else True
+    if "damage_reduction" in defensive and r.data.get("damage_reduction"):
+        raise r.fail("give -1 DAMAGE once: in abilities or as damage_reduction", r.data["damage_reduction"],
+                     "damage_reduction")
+    reduction = defensive.pop("damage_reduction", 0) or r.get("damage_reduction", int, 0, lo=0,
+                                                               hi=MAX_DAMAGE_MOD)
+    return _built(r, lambda: Unit(
+        name=name, aliases=_aliases(r), faction=r.get("faction", str, ""), modifiers=_modifiers(r),
+        stealth=defensive.get("stealth", False), half_damage=defensive.get("half_damage", False),
+        points=r.get("points", int, lo=0), source=r.get("source", str, ""), models=tuple(models),
+        invulnerable=inv, invulnerable_ranged_only=inv_ranged, feel_no_pain=r.get("feel_no_pain", int, lo=2, hi=6),
+        damage_reduction=reduction, keywords=keywords, weapons=tuple(_weapon(w, name) for w in r.items("weapons"))))
+
+
+def _units(data: Any, file: str) -> list[Unit]:
+    """The units of one file's YAML data, every value checked."""
+    if data is None:
+        raise _empty(file)
+    root = _Reader(file, "", data)
+    root.mapping({"schema", "source", "units"}, ("schema", "units"))
+    if root.get("schema", int) != SCHEMA_VERSION:
+        raise root.fail(f"unsupported schema (this version reads schema {SCHEMA_VERSION})", data["schema"], "schema")
+    root.get("source", str)
+    return [_unit(u) for u in root.items("units")]
+
+
+def dump_unit(u: Unit) -> dict[str, Any]:
+    """A unit as YAML-ready data (the inverse of loading: loading it back gives an equal unit)."""
+    out: dict[str, Any] = {"name": u.name}
+    if u.aliases:
+        out["aliases"] = list(u.aliases)
+    if u.faction:
+        out["faction"] = u.faction
+    out["points"] = u.points
+    if u.source:
+        out["source"] = u.source
+    out["models"] = [{"name": m.name, "count": m.count, **({"M": m.move} if m.move is not None else {}),
+                      "T": m.toughness, "Sv": m.save, "W": m.wounds,
+                      **({"Ld": m.leadership} if m.leadership is not None else {}),
+                      **({"OC": m.objective_control} if m.objective_control is not None else {})} for m in u.models]
+    if u.invulnerable:
+        out["invulnerable"] = {"save": u.invulnerable, "ranged_only": u.invulnerable_ranged_only}
+    if u.feel_no_pain:
+        out["feel_no_pain"] = u.feel_no_pain
+    if u.damage_reduction:
+        out["damage_reduction"] = u.damage_reduction
+    abilities = [name for name, attr in _DEFENSIVE.items() if attr != "damage_reduction" and getattr(u, attr)]
+    if abilities:
+        out["abilities"] = abilities
+    if u.modifiers:
+        out["modifiers"] = _dump_modifiers(u.modifiers)
+    out["keywords"] = sorted(u.keywords)
+    out["weapons"] = [_dump_weapon(w) for w in u.weapons]
+    return out
+
+
+def _dump_weapon(w: Weapon) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": w.name}
+    if w.aliases:
+        out["aliases"] = list(w.aliases)
+    out["range"] = "melee" if w.melee else w.range_inches
+    out["A"] = str(w.attacks)
+    out["WS" if w.melee else "BS"] = w.skill
+    out.update({"S": w.strength, "AP": w.ap, "D": str(w.damage), "abilities": [str(a) for a in w.abilities]})
+    if w.modifiers:
+        out["modifiers"] = _dump_modifiers(w.modifiers)
+    return out
+
+
+def _dump_modifiers(mods: tuple[tuple[str, object], ...]) -> dict[str, object]:
+    return {k: (v.value if hasattr(v, "value") else v) for k, v in mods}
