@@ -19,10 +19,19 @@ import numpy.typing as npt
 from . import dice, rules
 from .codes import MAX_RAW, PAIRS, REROLLABLE, Command, Flag, Param, Roll, RollFlag, Stage, StageCount
 from .errors import MatchupError
-from .limits import MAX_CHUNKS, MONTE_CARLO_MAX_BYTES, size_text
+from .limits import MONTE_CARLO_MAX_BYTES, size_text
 from .model import Ability, CommandReroll, DamageReroll, DiceExpr, Matchup, RerollPolicy, RulesVersion, SaveReroll
 
-__all__ = ["Compiled", "KernelInputs", "Plan", "check_monte_carlo", "compile_matchup", "monte_carlo_bytes"]
+__all__ = ["STAGE_CAP", "Compiled", "KernelInputs", "Plan", "check_monte_carlo", "compile_matchup",
+           "monte_carlo_bytes", "monte_carlo_threads"]
+
+#: Most bins a Monte Carlo stage histogram keeps one by one: values 0 .. STAGE_CAP - 1, and
+#: STAGE_CAP meaning "STAGE_CAP or more" (the kernel keeps the exact sum and sum of squares of
+#: those, so the stage's mean and sd stay exact). Bounds a stage row at 10 x 4,097 int64s
+#: whatever the attacks, Sustained Hits and damage. At least TABLE_N (32) of
+#: mathhammer.kernel.binomial: the joint tables read the attacks and hits histograms' lengths
+#: as bounds that only save work.
+STAGE_CAP = 4_096
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,7 +42,9 @@ class KernelInputs:
     roll_flags: int8[3, MAX_RAW + 1]; params: int64[7]; stage_offsets: int64[11].
     ``damage_max`` bounds the damage histogram, ``target_models`` sizes the models histogram,
     ``hazard_max`` the Hazardous histogram. Each stage histogram is as long as the largest count
-    that stage can reach (see :func:`monte_carlo_bytes` for what they cost).
+    that stage can reach, capped at STAGE_CAP (its last bin then holds every value from
+    STAGE_CAP up); ``stage_largest`` keeps the uncapped largest counts (see
+    :func:`monte_carlo_bytes` for what they cost).
     """
 
     stages: npt.NDArray[np.int8]
@@ -45,6 +56,12 @@ class KernelInputs:
     damage_max: int
     target_models: int
     hazard_max: int
+    stage_largest: tuple[int, ...]
+
+    def stage_capped(self, i: int) -> bool:
+        """Whether stage histogram ``i`` (a StageCount) stops short of its largest count: its
+        last bin, value STAGE_CAP, then means "STAGE_CAP or more"."""
+        return self.stage_largest[i] > STAGE_CAP
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -588,7 +605,8 @@ class _Compiler:
             else:
                 n.rule("R-9.7", "HAZARDOUS: one test per firing model; each 1 is 3 mortal wounds "
                        "(the attacker's profile is unknown: models lost are not counted)")
-        damage_max, offsets = self._histograms(attacks_max, max(dmg_pmf))
+        damage_max, largest = self._histograms(attacks_max, max(dmg_pmf))
+        offsets = np.concatenate([[0], np.cumsum([min(n, STAGE_CAP) + 1 for n in largest])]).astype(np.int64)
         params = np.zeros(len(Param), dtype=np.int64)
         params[Param.FLAGS] = int(self.flags)
         params[Param.FIRING_MODELS] = ctx.firing_models
@@ -600,19 +618,22 @@ class _Compiler:
         inputs = KernelInputs(stages=_frozen(self.stages), rolls=_frozen(self.rolls), roll_maps=_frozen(self.maps),
                               roll_flags=_frozen(self.flags_rows), params=_frozen(params),
                               stage_offsets=_frozen(offsets),
-                              damage_max=damage_max, target_models=t.models, hazard_max=3 * ctx.firing_models)
+                              damage_max=damage_max, target_models=t.models, hazard_max=3 * ctx.firing_models,
+                              stage_largest=tuple(largest))
         n.rule("", "thresholds: " + self._words())
         plan = Plan(hit=self.info["hit"], wound=self.info["wound"], save=self.info["save"], damage=self.info["damage"],
                     words=self._words(), explain=tuple(n.explain), warnings=tuple(n.warnings))
         return Compiled(inputs, plan)
 
-    def _histograms(self, attacks_max: int, damage_roll_max: int) -> tuple[int, npt.NDArray[np.int64]]:
-        """The largest damage a trial records and the stage histograms' offsets.
+    def _histograms(self, attacks_max: int, damage_roll_max: int) -> tuple[int, list[int]]:
+        """The largest damage a trial records and the largest value of each stage count.
 
         Each bound is the largest value the kernel can count, and no larger (the histograms are
-        allocated per chunk, so their size is the memory of a run): one Hit roll per attack
+        allocated per thread, so their size is the memory of a run): one Hit roll per attack
         (a Command Re-roll replaces a failed one), Critical Hits only with a Hit roll, one Wound
-        roll per hit, one damage roll per unsaved or Devastating hit.
+        roll per hit, one damage roll per unsaved or Devastating hit. A finite target loses at
+        most all its wounds (the kernel allocates no more), so its damage histogram never
+        outgrows MODELS x W + 1 bins; the stage histograms are capped at STAGE_CAP by the caller.
         """
         w, t, ctx = self.m.weapon, self.m.target, self.m.context
         attacks = ctx.firing_models * attacks_max
@@ -624,8 +645,7 @@ class _Compiler:
         # StageCount order: attacks, hits, critical hits, wounds, critical wounds, lethal,
         # devastating, unsaved, damage before and after Feel No Pain.
         largest = [attacks, hits, crits, hits, hits, lethal, devastating, hits, damage, damage]
-        offsets = np.concatenate([[0], np.cumsum([n + 1 for n in largest])]).astype(np.int64)
-        return (min(damage, t.models * t.wounds) if t.wounds else damage), offsets
+        return (min(damage, t.models * t.wounds) if t.wounds else damage), largest
 
     def _words(self) -> str:
         w, t, ctx = self.m.weapon, self.m.target, self.m.context
@@ -666,28 +686,48 @@ class _Compiler:
         return ", ".join(parts)
 
 
-def monte_carlo_bytes(inputs: KernelInputs, chunks: int = MAX_CHUNKS) -> int:
-    """Memory of the Monte Carlo histograms of ``inputs`` run in ``chunks`` chunks: one int64 row
-    per chunk of each histogram, and about two more rows for their sums."""
+#: Rows of every histogram the engine makes after the threads' rows: their sum and the
+#: probabilities computed from it.
+_SUM_ROWS = 2
+
+
+def _row_bytes(inputs: KernelInputs) -> int:
+    """Bytes of one thread's row of every histogram (int64 counts, float64 sums of the capped
+    stage values)."""
     firing = int(inputs.params[Param.FIRING_MODELS])
-    row = (inputs.damage_max + 1 + inputs.target_models + 1 + int(inputs.stage_offsets[-1]) + inputs.hazard_max + 1
-           + firing + 1)
-    return 8 * row * (chunks + 2)
+    bins = (inputs.damage_max + 1 + inputs.target_models + 1 + int(inputs.stage_offsets[-1]) + inputs.hazard_max + 1
+            + firing + 1)
+    return 8 * (bins + 2 * len(StageCount))
+
+
+def monte_carlo_bytes(inputs: KernelInputs, threads: int = 1) -> int:
+    """Memory of the histograms :func:`mathhammer.engine.montecarlo.run` allocates for
+    ``inputs`` on ``threads`` threads: one row of each histogram per thread (whatever the
+    number of chunks or trials)."""
+    return _row_bytes(inputs) * threads
+
+
+def monte_carlo_threads(inputs: KernelInputs, threads: int) -> int:
+    """The most threads, up to ``threads`` and at least 1, whose histogram rows and their sums
+    fit MONTE_CARLO_MAX_BYTES (fewer threads never change the counts, only the speed)."""
+    fit = MONTE_CARLO_MAX_BYTES // _row_bytes(inputs) - _SUM_ROWS
+    return max(1, min(threads, fit))
 
 
 def check_monte_carlo(inputs: KernelInputs) -> None:
     """Refuse, before anything is allocated, a Monte Carlo run whose histograms would take more
-    than MONTE_CARLO_MAX_BYTES at MAX_CHUNKS chunks (the number of chunks of a large run).
+    than MONTE_CARLO_MAX_BYTES on one thread, with their sums (only the damage histogram of a
+    target without a Wounds characteristic can grow that large: a finite target's stops at
+    MODELS x W, and the stage histograms at STAGE_CAP).
 
     Raises:
         MatchupError: naming the largest hits and damage of one attack sequence and the limit.
     """
-    need = monte_carlo_bytes(inputs)
+    need = monte_carlo_bytes(inputs, 1 + _SUM_ROWS)
     if need <= MONTE_CARLO_MAX_BYTES:
         return
-    off = inputs.stage_offsets
-    hits = int(off[StageCount.HITS + 1] - off[StageCount.HITS]) - 1
-    damage = int(off[StageCount.DAMAGE_BEFORE_FNP + 1] - off[StageCount.DAMAGE_BEFORE_FNP]) - 1
+    hits = inputs.stage_largest[StageCount.HITS]
+    damage = inputs.stage_largest[StageCount.DAMAGE_BEFORE_FNP]
     raise MatchupError(f"too large to simulate: one attack sequence can score up to {hits:,} hits and {damage:,} "
                        f"damage, whose histograms need about {size_text(need)} "
                        f"(limit {size_text(MONTE_CARLO_MAX_BYTES)})", where="Monte Carlo")

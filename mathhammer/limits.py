@@ -70,10 +70,11 @@ MAX_PROFILE_BYTES = 1_000_000
 MAX_YAML_NODES = 1_000_000
 MAX_YAML_DEPTH = 100
 
-#: Most chunks (histogram rows) the Monte Carlo engine runs, whatever the number of trials.
+#: Most chunks the Monte Carlo engine runs, whatever the number of trials.
 MAX_CHUNKS = 64
-#: Memory the Monte Carlo histograms may take (every chunk's rows, at MAX_CHUNKS chunks).
-MONTE_CARLO_MAX_BYTES = 200_000_000
+#: Memory the Monte Carlo histograms may take (one row per thread, and their sums): with the
+#: ~170 MB of a process that has numba loaded, a run stays within 200 MB peak.
+MONTE_CARLO_MAX_BYTES = 40_000_000
 #: Estimated time and memory above which the exact engine refuses a request before it starts.
 EXACT_MAX_SECONDS = 10.0
 EXACT_MAX_BYTES = 1_000_000_000

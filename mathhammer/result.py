@@ -23,11 +23,18 @@ class Distribution:
     (for a Monte Carlo estimate: of the samples, dividing by n); ``sd_sample`` is the sample
     standard deviation (dividing by n - 1), the estimate of the true sd, undefined below two
     trials.
+
+    A *capped* distribution (``capped_at`` = K, a Monte Carlo stage histogram) lists values
+    0 .. K - 1 one by one and ``probabilities[K]`` = P(X >= K); its ``moments`` (mean, sd) are
+    those of the uncapped samples, so ``mean`` and ``sd`` stay exact while the quantiles and
+    ``p_at_least`` hold up to K (a quantile of K means "K or more").
     """
 
     probabilities: npt.NDArray[np.float64]
     trials: int | None = None
     counts: npt.NDArray[np.int64] | None = None
+    capped_at: int | None = None
+    moments: tuple[float, float] | None = None
 
     @classmethod
     def from_counts(cls, counts: npt.NDArray[np.int64]) -> Distribution:
@@ -38,17 +45,38 @@ class Distribution:
         n = int(counts.sum())
         return cls(counts / n, n, counts)
 
+    @classmethod
+    def from_capped_counts(cls, counts: npt.NDArray[np.int64], cap: int, over_sum: float,
+                           over_squares: float) -> Distribution:
+        """From a histogram whose last bin, value ``cap``, counts every sample from ``cap`` up,
+        with the sum and sum of squares of those samples (the kernel's ``out_over``). When no
+        sample reached ``cap`` nothing was cut off: a plain :meth:`from_counts`."""
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.size != cap + 1 or counts[cap] == 0:
+            return cls.from_counts(counts)
+        n = int(counts.sum())
+        below = np.arange(cap, dtype=np.float64)
+        head = counts[:cap].astype(np.float64)
+        mean = (float(below @ head) + over_sum) / n
+        # E[X^2] - mean^2: the samples' own variance (dividing by n), as sd() of a plain histogram
+        variance = (float((below * below) @ head) + over_squares) / n - mean * mean
+        return cls(counts / n, n, counts, capped_at=cap, moments=(mean, math.sqrt(max(0.0, variance))))
+
     @property
     def support(self) -> npt.NDArray[np.int64]:
         """Values 0..max."""
         return np.arange(self.probabilities.size, dtype=np.int64)
 
     def mean(self) -> float:
-        """E[X]."""
+        """E[X] (of the uncapped samples when capped)."""
+        if self.moments is not None:
+            return self.moments[0]
         return float(self.support @ self.probabilities)
 
     def sd(self) -> float:
-        """Population standard deviation of X."""
+        """Population standard deviation of X (of the uncapped samples when capped)."""
+        if self.moments is not None:
+            return self.moments[1]
         mu = self.mean()
         return math.sqrt(max(0.0, float(((self.support - mu) ** 2) @ self.probabilities)))
 
@@ -83,9 +111,11 @@ class Distribution:
         return int(np.searchsorted(c, q - 1e-12, side="left"))
 
     def to_dict(self) -> dict[str, Any]:
-        """The stat block of the JSON contract."""
+        """The stat block of the JSON contract; a capped distribution adds ``capped_at`` (its
+        last ``distribution`` row, and a quantile equal to it, mean "that value or more")."""
         p = self.probabilities
         tail = np.cumsum(p[::-1])[::-1]
+        capped = {} if self.capped_at is None else {"capped_at": self.capped_at}
         return {
             "mean": self.mean(),
             "sd": self.sd(),
@@ -96,6 +126,7 @@ class Distribution:
             "p95": self.quantile(0.95),
             "distribution": [{"value": int(k), "p": float(p[k]), "p_at_least": float(min(1.0, tail[k]))}
                              for k in range(p.size)],
+            **capped,
         }
 
 

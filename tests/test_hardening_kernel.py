@@ -93,10 +93,10 @@ class _Spy:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
         batch = args[6]
         assert int(batch.sum()) < limits.MAX_TRIALS, "the whole run was handed to one kernel call"
-        self.real(*args)
+        self.real(*args, **kwargs)
         self.calls.append(int(batch.sum()))
         if self.interrupt_after is not None and len(self.calls) >= self.interrupt_after:
             signal.raise_signal(signal.SIGINT)  # as if the user pressed Ctrl-C during this call
@@ -140,7 +140,7 @@ def test_counts_do_not_depend_on_the_batching(monkeypatch: pytest.MonkeyPatch, p
 def test_new_streams_start_empty_at_the_seed() -> None:
     seeds = np.array([5, 2**64 - 1], dtype=np.uint64)
     streams = kernel.new_streams(seeds)
-    assert streams.dtype == np.uint64 and streams.shape == (2, 4)
+    assert streams.dtype == np.uint64 and streams.shape == (2, 2)
     assert streams[:, 1].tolist() == seeds.tolist() and streams[:, 0].tolist() == [512, 512]
 
 
@@ -267,7 +267,7 @@ def warm_cache() -> list[Path]:
     folder = kernel.cache_path()
     if folder is None:
         pytest.skip("numba caching is disabled here")
-    files = sorted(Path(folder).glob("simulate.simulate_chunks-*.nb[ic]"))
+    files = sorted(Path(folder).glob("simulate.run_chunks-*.nb[ic]"))
     assert any(f.suffix == ".nbi" for f in files) and any(f.suffix == ".nbc" for f in files)
     return files
 

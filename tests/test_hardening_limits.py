@@ -196,27 +196,41 @@ def test_the_damage_histogram_of_a_finite_target_stops_at_its_wounds() -> None:
     assert _inputs("A 2D6 BS3+ S4 AP0 D D6+6", "T4 SV3+ W3 MODELS10", 100).damage_max == 30
 
 
-def test_the_issue_request_is_refused_before_the_kernel_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_request_too_large_for_monte_carlo_is_refused_before_the_kernel_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from mathhammer.engine import montecarlo
 
     def never(*args: object, **kw: object) -> None:
         raise AssertionError("the kernel ran")
 
     monkeypatch.setattr(montecarlo, "run", never)
-    m = Matchup(weapon=parse_weapon("A 2D6 BS3+ S4 AP0 D D6+993"), target=parse_target("T4 SV3+ W1000 MODELS1000"),
+    # The issue's request, but at a target without a wound limit (library only: the command
+    # line always gives W): damage is summed, so its histogram cannot stop at the unit's wounds.
+    # 1000 models x 2D6 = 12,000 attacks (one hit each), 12,000 x 999 damage.
+    m = Matchup(weapon=parse_weapon("A 2D6 BS3+ S4 AP0 D D6+993"),
+                target=replace(parse_target("T4 SV3+ W1000 MODELS1000"), wounds=None),
                 context=Context(firing_models=1000))
-    # 1000 models x 2D6 = 12,000 attacks (one hit each), 12,000 x 999 damage before allocation.
     assert monte_carlo_bytes(compile_matchup(m).inputs) > limits.MONTE_CARLO_MAX_BYTES
     with pytest.raises(MatchupError) as e:
         analyse(m, method=Method.MONTE_CARLO, trials=1000)
     message = e.value.message()
     assert message.startswith("Monte Carlo: ") and "12,000 hits" in message and "11,988,000 damage" in message
-    assert "200 MB" in message and "\n" not in message
+    assert limits.size_text(limits.MONTE_CARLO_MAX_BYTES) in message and "\n" not in message
+
+
+def test_the_issue_request_is_simulated() -> None:
+    # Issue 7/8: the same request at W1000 MODELS1000 now fits: the damage histogram stops at
+    # the unit's 1,000,000 wounds and the stage histograms are capped (issue 8 item 6).
+    r = subprocess.run([sys.executable, "-m", "mathhammer", "shoot", "-n", "1000", "A 2D6 BS3+ S4 AP0 D D6+993",
+                        "-t", "T4 SV3+ W1000 MODELS1000", "--trials", "200", "--seed", "1"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "≥ 4096" in r.stdout
 
 
 def test_a_large_legal_request_fits_the_monte_carlo_budget() -> None:
-    # 1000 models with 2D6 shots of D6+6 at a small unit: the largest plain request of a
-    # horde stays within the memory budget at any number of trials (64 chunks).
+    # 1000 models with 2D6 shots of D6+6 at a small unit: a horde's request stays within the
+    # memory budget at any number of trials (one histogram row per thread).
     inputs = _inputs("A 2D6 BS3+ S4 AP0 D D6+6", "T4 SV3+ W1 MODELS10", MAX_ATTACKING_MODELS)
     check_monte_carlo(inputs)
     assert monte_carlo_bytes(inputs) <= limits.MONTE_CARLO_MAX_BYTES
@@ -232,12 +246,14 @@ def test_both_gives_the_exact_result_alone_when_monte_carlo_is_refused(monkeypat
     from mathhammer.engine import montecarlo
 
     monkeypatch.setattr(montecarlo, "run", lambda *a, **k: pytest.fail("the kernel ran"))
-    # One model, A999 D999 at one W1 model: 999 x 999 damage before allocation is too much to
-    # histogram, but exact: P(at least one unsaved) of 999 attacks, each 2/3 * 1/2 * 1/3 = 1/9.
-    m = Matchup(weapon=parse_weapon("A 999 BS3+ S4 AP0 D 999"), target=parse_target("T4 SV5+ W1 MODELS1"))
+    # Two models, A999 D999 at a target without a wound limit: 1,998 x 999 damage is too much
+    # to histogram, but exact: each attack is unsaved with 2/3 (3+) * 1/2 (S4 vs T4) * 2/3 (Sv5+)
+    # = 2/9, so the mean damage is 1998 * 2/9 * 999.
+    m = Matchup(weapon=parse_weapon("A 999 BS3+ S4 AP0 D 999"),
+                target=replace(parse_target("T4 SV5+ W1 MODELS1"), wounds=None), context=Context(firing_models=2))
     r = analyse(m, method=Method.BOTH, trials=1000)
     assert r.method == "exact"
-    assert r.damage.mean() == pytest.approx(1 - (8 / 9) ** 999, rel=1e-12)
+    assert r.damage.mean() == pytest.approx(1998 * 2 / 9 * 999, rel=1e-9)
     assert any("exact result alone" in w for w in r.provenance["warnings"])
 
 
@@ -347,7 +363,6 @@ def test_both_falls_back_to_monte_carlo_when_exact_refuses(monkeypatch: pytest.M
     ["A1 BS3+ S4 AP0 D1", "-t", "T4 SV3+ W1 MODELS99999999999"],
     ["A1 BS3+ S4 AP0 D1", "-t", "T4 SV3+ W1", "--damage-mod", "9223372036854775807"],
     ["A1 BS3+ S4 AP0 D1", "-t", "T4 SV3+ W1", "--models", "99999999999999999999"],
-    ["-n", "1000", "A 2D6 BS3+ S4 AP0 D D6+993", "-t", "T4 SV3+ W1000 MODELS1000", "--trials", "1000"],
     ["-n", "1000", "A 2D6 BS2+ S8 AP-2 D D6+6 [DEVASTATING WOUNDS, SUSTAINED HITS D3]", "-t", "T4 SV3+ W10 MODELS100",
      "--rules", "2023", "--exact"],
 ])

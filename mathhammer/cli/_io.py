@@ -215,17 +215,17 @@ def emit_view(renderable: Any) -> None:
     """A rich renderable on stdout; colour only on a terminal, NO_COLOR honoured (by rich).
 
     The width is the terminal's, but never less than the view needs to show every number and
-    word whole (rich would otherwise cut ``77.123`` to ``77.…``).
+    word whole (rich would otherwise cut ``77.123`` to ``77.…``). Text is shown as written: no
+    markup (``[b]`` in a profile name stays) and no emoji codes (``:x:`` stays).
     """
     from rich.console import Console
 
     try:
         out = _stdout()
         file: Any = _AsciiFile(out) if ascii_stdout() else out
-        probe = Console(width=100_000, file=file, highlight=False, soft_wrap=False)
-        need = probe.measure(renderable).minimum
-        console = Console(file=file, width=max(terminal_width(), need, MIN_WIDTH), highlight=False,
-                          soft_wrap=False)
+        console = Console(width=100_000, file=file, highlight=False, soft_wrap=False, markup=False, emoji=False)
+        need = console.measure(renderable).minimum  # measured unconstrained, then printed at its width
+        console.width = max(terminal_width(), need, MIN_WIDTH)
         console.print(renderable)
     except OSError as e:
         raise typer.Exit(output_failed(e)) from None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -14,7 +14,7 @@ from ._io import emit_json, emit_view, handle_errors
 app = typer.Typer(help="List and show the unit and weapon profiles.", no_args_is_help=True)
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     """What to list."""
 
     UNIT = "unit"

@@ -3,13 +3,12 @@ never pays for numba."""
 
 from __future__ import annotations
 
-import sys
-from typing import Annotated, Any, cast
+from typing import Annotated
 
 import typer
 
 from .. import __version__
-from . import _io
+from . import _io, _startup
 from ._command import Command, Group
 from .profiles import app as profiles_app
 from .shoot import fight, shoot
@@ -45,36 +44,13 @@ app.command("fight", cls=Command, no_args_is_help=True)(fight)
 app.add_typer(profiles_app, name="profiles")
 
 
-class _NoNumbaExtensions:
-    """An import hook giving ``numba.core.entrypoints`` a do-nothing ``init_all``."""
-
-    name = "numba.core.entrypoints"
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != self.name:
-            return None
-        from importlib.machinery import ModuleSpec
-
-        return ModuleSpec(fullname, cast(Any, self))  # a loader by duck typing (importlib.abc costs imports)
-
-    def create_module(self, spec: Any) -> None:
-        return None
-
-    def exec_module(self, module: Any) -> None:
-        module.init_all = lambda: None
-
-
-def _skip_numba_extensions() -> None:
-    """Numba's start-up imports importlib.metadata (~45 ms) only to load third-party numba
-    extensions through entry points; mathhammer's kernels use none. In the command-line process
-    (never when mathhammer is imported as a library) that module is replaced by a stub."""
-    if "numba" not in sys.modules:
-        sys.meta_path.insert(0, _NoNumbaExtensions())
-
-
 def run() -> int:
-    """Run the application on ``sys.argv``; the exit code (output not yet flushed)."""
-    _skip_numba_extensions()
+    """Run the application on ``sys.argv``; the exit code (output not yet flushed).
+
+    This is the command-line process, so numba's start-up is trimmed for it (:mod:`._startup`);
+    the application used in-process (``CliRunner``, a notebook) is not.
+    """
+    _startup.install()
     try:
         app()
     except SystemExit as e:

@@ -48,7 +48,7 @@ def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: b
             flags: dict[str, Any], mods: dict[str, Any], profiles: Any) -> None:
     """The shared body: resolve profiles, merge modifiers, analyse, render."""
     from ..engine import analyse
-    from ..engine.montecarlo import check_trials
+    from ..engine.montecarlo import check_trials, live_compile_status
     from ..model import Matchup
     from ..profiles import load_library
     from ..resolve import build_context, resolve_target, resolve_weapon
@@ -60,8 +60,9 @@ def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: b
     t, target_unit, target_notes = resolve_target(lib, target, models=run["target_models"])
     notes = weapon_notes + target_notes
     ctx, merged = build_context({**mods, **flags, "melee": melee}, weapon=w, attacker=unit, target_unit=target_unit)
-    result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), method=method,
-                     trials=run["trials"], seed=run["seed"], threads=run["threads"], notes=notes, merged=merged)
+    with live_compile_status():  # a first-run compile counts its seconds on a terminal
+        result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), method=method,
+                         trials=run["trials"], seed=run["seed"], threads=run["threads"], notes=notes, merged=merged)
     for message in result.provenance["warnings"]:
         warn(message)
     if fmt is OutputFormat.JSON:

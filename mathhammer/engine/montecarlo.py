@@ -3,32 +3,56 @@
 The kernel is called in short batches (a fraction of a second each) rather than once: a Ctrl-C
 reaches Python only between numba calls. Each chunk's random stream carries over from batch to
 batch, so the counts depend on the seed and the number of trials only, not on how the trials
-were batched nor on the thread count.
+were batched nor on the thread count. Threads run whole chunks side by side, each adding to
+its own histogram row (so memory grows with threads, not chunks), and integer counts sum to
+the same totals in any order.
+
+The kernel of issue 8 draws counts of successes from binomial and joint tables instead of
+rolling each die, so a given seed gives different (equally distributed) counts than releases
+before it, and a run with the stage breakdown different ones than a run without.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..codes import Flag, Param, StageCount
-from ..compile import KernelInputs, check_monte_carlo
+from ..compile import STAGE_CAP, KernelInputs, check_monte_carlo, monte_carlo_threads
 from ..errors import InputError
 from ..limits import MAX_CHUNKS, MAX_TRIALS
 from ..result import DamageResult, Distribution
 
-__all__ = ["MAX_TRIALS", "chunk_plan", "chunk_seeds", "draw_seed", "run"]
+__all__ = ["MAX_TRIALS", "chunk_plan", "chunk_seeds", "draw_seed", "live_compile_status", "run"]
 
-#: Trials per chunk before the chunk count reaches MAX_CHUNKS.
-_CHUNK_TRIALS = 16_384
+#: Trials per chunk before the chunk count reaches MAX_CHUNKS: small, so that runs of a few
+#: thousand trials already have chunks for every thread.
+_CHUNK_TRIALS = 1_024
 #: Aimed-at duration of one kernel call: how long a Ctrl-C may wait.
 BATCH_SECONDS = 0.2
 #: Most a batch may grow over the previous one (timings of tiny batches are noisy).
 _MAX_GROWTH = 16
+
+#: Whether a compile shows seconds elapsed on a terminal (set by :func:`live_compile_status`).
+_LIVE: ContextVar[bool] = ContextVar("mathhammer_live_compile_status", default=False)
+
+
+@contextmanager
+def live_compile_status(enabled: bool = True) -> Iterator[None]:
+    """Inside the block, a kernel compile counts its seconds on stderr when that is a terminal
+    (the command line turns this on; library callers get one plain line unless they ask)."""
+    token = _LIVE.set(enabled)
+    try:
+        yield
+    finally:
+        _LIVE.reset(token)
 
 
 def draw_seed() -> int:
@@ -57,9 +81,11 @@ def next_batch(trials: int, seconds: float) -> int:
     return max(1, min(trials * _MAX_GROWTH, int(trials * BATCH_SECONDS / seconds)))
 
 
-def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt.NDArray[np.int64]) -> float:
+def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt.NDArray[np.int64],
+                 threads: int) -> float:
     """Call the kernel until chunk c has run ``sizes[c]`` trials, each call about BATCH_SECONDS
-    long (``batch`` is the kernel's trials-per-chunk argument in ``args``). Returns the seconds."""
+    long (``batch`` is the kernel's trials-per-chunk argument in ``args``), on ``threads``
+    threads. Returns the seconds."""
     from .. import kernel
 
     start = time.perf_counter()
@@ -68,7 +94,7 @@ def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt
     while left.any():
         np.minimum(left, per_chunk, out=batch)
         t0 = time.perf_counter()
-        kernel.simulate_chunks(*args)
+        kernel.simulate_chunks(*args, threads=threads)
         left -= batch
         per_chunk = next_batch(per_chunk, time.perf_counter() - t0)
     return time.perf_counter() - start
@@ -88,8 +114,10 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
         inputs: compiled tables.
         trials: number of trials, 1..MAX_TRIALS.
         seed: None draws one (and records it).
-        threads: kernel threads (None: all cores); the result does not depend on it.
-        stages: also count the per-stage breakdown (costs about a fifth of the speed).
+        threads: kernel threads (None: all cores; at most one per chunk, and no more than fit
+            the memory budget: each has its own histogram rows); the result does not depend on it.
+        stages: also count the per-stage breakdown (several draws per trial instead of one:
+            about a quarter of the speed on the reference scenario).
 
     Raises:
         InputError: trials, seed or threads out of range.
@@ -107,26 +135,26 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
         raise InputError(f"must be between 1 and {kernel.max_threads()}", where="--threads", value=threads)
     sizes = chunk_plan(trials)
     n = sizes.size
+    slots = monte_carlo_threads(inputs, min(threads or kernel.max_threads(), n))  # a row each: memory
     firing = int(inputs.params[Param.FIRING_MODELS])
-    out_damage = np.zeros((n, inputs.damage_max + 1), dtype=np.int64)
-    out_models = np.zeros((n, inputs.target_models + 1), dtype=np.int64)
-    out_stages = np.zeros((n, int(inputs.stage_offsets[-1])), dtype=np.int64)
-    out_hazard = np.zeros((n, inputs.hazard_max + 1), dtype=np.int64)
-    out_hazard_models = np.zeros((n, firing + 1), dtype=np.int64)
+    out_damage = np.zeros((slots, inputs.damage_max + 1), dtype=np.int64)
+    out_models = np.zeros((slots, inputs.target_models + 1), dtype=np.int64)
+    out_stages = np.zeros((slots, int(inputs.stage_offsets[-1])), dtype=np.int64)
+    out_hazard = np.zeros((slots, inputs.hazard_max + 1), dtype=np.int64)
+    out_hazard_models = np.zeros((slots, firing + 1), dtype=np.int64)
+    out_over = np.zeros((slots, 2 * len(StageCount)), dtype=np.float64)
     params = inputs.params.copy()
     if stages:
         params[Param.FLAGS] |= Flag.STAGES
     streams = kernel.new_streams(chunk_seeds(seed, n))
     batch = np.zeros(n, dtype=np.int64)
     args = (inputs.stages, inputs.rolls, inputs.roll_maps, inputs.roll_flags, params, streams, batch,
-            out_damage, out_models, inputs.stage_offsets, out_stages, out_hazard, out_hazard_models)
-    kernel.prepare(kernel.simulate_chunks, args)
-    with kernel.threads(threads):
-        seconds = _run_batches(args, sizes, batch)
-    stage_counts = out_stages.sum(axis=0)
-    off = inputs.stage_offsets
-    breakdown = {name.lower(): Distribution.from_counts(stage_counts[off[i]:off[i + 1]])
-                 for i, name in enumerate(StageCount.__members__)} if stages else {}
+            out_damage, out_models, inputs.stage_offsets, out_stages, out_hazard, out_hazard_models, out_over,
+            *kernel.simulation_tables(inputs.stages, inputs.rolls, inputs.roll_maps, params, inputs.stage_offsets),
+            np.empty((slots, kernel.BUFFER), dtype=np.uint64))
+    kernel.prepare_simulation(args, live=_LIVE.get())
+    seconds = _run_batches(args, sizes, batch, slots)
+    breakdown = _breakdown(inputs, out_stages, out_over) if stages else {}
     hazardous = bool(inputs.params[Param.FLAGS] & Flag.HAZARDOUS)
     return DamageResult(method="monte-carlo", trials=trials, seed=seed,
                         damage=Distribution.from_counts(out_damage.sum(axis=0)),
@@ -134,3 +162,25 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
                         target_models=inputs.target_models, seconds=seconds, stages=breakdown,
                         hazardous=Distribution.from_counts(out_hazard.sum(axis=0)) if hazardous else None,
                         hazard_models=Distribution.from_counts(out_hazard_models.sum(axis=0)) if hazardous else None)
+
+
+def _breakdown(inputs: KernelInputs, out_stages: npt.NDArray[np.int64],
+               out_over: npt.NDArray[np.float64]) -> dict[str, Distribution]:
+    """The stage distributions from the threads' rows. A capped stage (KernelInputs.stage_capped)
+    gets its exact mean and sd from the sums of the values in its last bin."""
+    counts = out_stages.sum(axis=0)
+    over = out_over.sum(axis=0)
+    off = inputs.stage_offsets
+    if not inputs.params[Param.FLAGS] & Flag.FEEL_NO_PAIN:  # the kernel counts it once: the same
+        before, after = StageCount.DAMAGE_BEFORE_FNP, StageCount.DAMAGE_AFTER_FNP
+        counts[off[after]:off[after + 1]] = counts[off[before]:off[before + 1]]
+        over[2 * after:2 * after + 2] = over[2 * before:2 * before + 2]
+    out = {}
+    for i, name in enumerate(StageCount.__members__):
+        row = counts[off[i]:off[i + 1]]
+        if inputs.stage_capped(i):
+            out[name.lower()] = Distribution.from_capped_counts(row, STAGE_CAP, float(over[2 * i]),
+                                                                float(over[2 * i + 1]))
+        else:
+            out[name.lower()] = Distribution.from_counts(row)
+    return out

@@ -6,46 +6,63 @@ Kernels know nothing of rules: they compare dice against the tables that
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numba
 import numpy as np
 import numpy.typing as npt
 
-from . import _cache
-from .rng import BUFFER
-from .simulate import N_STREAM, S_COUNTER, S_POS, simulate_chunks
+from . import _cache, _progress
+from .binomial import KINDS, tables
+from .joint import JointTables, joint_tables
+from .rng import BUFFER, N_STREAM, S_COUNTER, S_POS
+from .simulate import N_STAGES, run_chunks
 
-__all__ = ["announce_compile", "cache_path", "max_threads", "new_streams", "prepare", "set_threads",
-           "simulate_chunks", "threads"]
+__all__ = ["BUFFER", "N_STAGES", "cache_path", "joint_tables_for", "max_threads", "new_streams", "prepare",
+           "prepare_simulation", "run_chunks", "simulate_chunks", "simulation_tables", "tables"]
+
+# Rows, parameters and flags of mathhammer.codes (kept free of it, as simulate.py is).
+_SUSTAINED = 1
+_P_FLAGS, _P_WOUNDS, _P_COMMAND = 0, 3, 4
+_F_TORRENT, _F_LETHAL, _F_DEVASTATING, _F_STAGES = 1, 2, 4, 64
+_C_HIT, _C_WOUND, _C_SAVE = 1, 2, 4
+
+
+#: The only binomial tables the kernel's fast path reads (saves; Feel No Pain).
+_FAST_KINDS = ("save_fail", "fnp_lost")
+
+
+def simulation_tables(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64],
+                      params: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]) -> tuple[Any, ...]:
+    """The table arguments of :func:`run_chunks` (binomial, then joint), building only what
+    the path the kernel will take reads (the same test as run_chunks')."""
+    joint = joint_tables_for(stages, rolls, roll_maps, params, offsets)
+    chunk = joint[4]
+    fast = bool(chunk[0] > 0 and chunk[1] > 0) if int(params[_P_FLAGS]) & _F_STAGES else bool(chunk[2] > 0)
+    return (*tables(stages, _FAST_KINDS if fast else KINDS), *joint)
+
+
+def joint_tables_for(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64],
+                     params: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]) -> JointTables:
+    """The joint tables (:mod:`.joint`) the kernel's fast path needs for these inputs (the
+    STAGES flag of ``params`` decides which); empty ones when it takes the general path.
+    ``offsets`` (the stage histograms') bound the attacks and hits of one trial."""
+    flags = int(params[_P_FLAGS])
+    tied = int(params[_P_COMMAND]) in (_C_HIT, _C_WOUND, _C_SAVE)  # a Command Re-roll of one die
+    fixed = int(rolls[_SUSTAINED].sum()) == 0
+    return joint_tables(stages, torrent=bool(flags & _F_TORRENT), lethal=bool(flags & _F_LETHAL),
+                        devastating=bool(flags & _F_DEVASTATING),
+                        split_devastating=bool(flags & _F_DEVASTATING) and int(params[_P_WOUNDS]) > 0,
+                        sustained=int(roll_maps[_SUSTAINED, 0]) if fixed and not tied else None,
+                        keep_stages=bool(flags & _F_STAGES) and fixed and not tied,
+                        most_attacks=int(offsets[1] - offsets[0]) - 1, most_hits=int(offsets[2] - offsets[1]) - 1)
 
 
 def max_threads() -> int:
-    """Threads numba may use on this machine."""
+    """Threads the kernel may use on this machine (numba's count of cores, NUMBA_NUM_THREADS)."""
     config: Any = numba.config  # its settings are set dynamically: invisible to mypy
     return int(config.NUMBA_NUM_THREADS)
-
-
-def set_threads(n: int) -> None:
-    """Use ``n`` threads (1..max_threads()) for the next kernel calls (prefer :func:`threads`)."""
-    numba.set_num_threads(n)
-
-
-@contextmanager
-def threads(n: int | None) -> Iterator[None]:
-    """Use ``n`` threads (1..max_threads(); None: unchanged) inside the block, then restore
-    numba's previous setting, which is global state of the calling thread."""
-    if n is None:
-        yield
-        return
-    before = numba.get_num_threads()
-    numba.set_num_threads(n)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 def new_streams(seeds: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
@@ -56,11 +73,32 @@ def new_streams(seeds: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     return streams
 
 
-def prepare(kernel: Any, args: tuple[object, ...]) -> None:
+def simulate_chunks(*args: Any, threads: int = 1) -> None:
+    """Run :func:`run_chunks` on ``args`` (its arguments up to ``start``) for every chunk, on
+    ``threads`` threads: thread w runs chunks w, w + threads, ... into histogram row w.
+
+    The kernel releases the GIL, so plain Python threads run side by side; each chunk's trials
+    and random stream are the same whichever thread runs it, so the summed counts are too.
+    ``threads`` is capped by the number of chunks and of histogram rows.
+    """
+    n_chunks = args[5].shape[0]
+    workers = max(1, min(threads, n_chunks, args[7].shape[0]))
+    if workers == 1:
+        run_chunks(*args, 0, 1, 0)
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mathhammer-kernel") as pool:
+        submit: Any = pool.submit  # mypy cannot type a call with *args and more positionals
+        futures = [submit(run_chunks, *args, w, workers, w) for w in range(workers)]
+        for f in futures:
+            f.result()
+
+
+def prepare(kernel: Any, args: tuple[object, ...], *, live: bool = False) -> None:
     """Load ``kernel``'s machine code for these arguments from numba's cache, or compile it.
 
-    Prints one line on stderr before a compile, and one note when the cache location was
-    unusable or a cache file was damaged (which is removed and compiled again).
+    Prints one line on stderr before a compile (with ``live`` and a terminal, it counts the
+    seconds until the compile ends), and one note when the cache location was unusable or a
+    cache file was damaged (which is removed and compiled again).
     """
     sig = tuple(numba.typeof(a) for a in args)
     if sig in kernel.overloads:
@@ -68,14 +106,14 @@ def prepare(kernel: Any, args: tuple[object, ...]) -> None:
     enabled = _cache.cache_path(kernel) is not None
     announce = ("compiling kernels (first run only)…" if enabled
                 else "compiling kernels (no cache: every run)…")
-    _cache.load_or_compile(kernel, sig, announce)
+    _cache.load_or_compile(kernel, sig, announce, status=_progress.elapsed if live else _progress.plain)
 
 
-def announce_compile(kernel: Any, args: tuple[object, ...]) -> None:
-    """Former name of :func:`prepare`."""
-    prepare(kernel, args)
+def prepare_simulation(args: tuple[object, ...], *, live: bool = False) -> None:
+    """:func:`prepare` the kernel that :func:`simulate_chunks` runs on ``args``."""
+    prepare(run_chunks, (*args, 0, 1, 0), live=live)
 
 
-def cache_path(kernel: Any = simulate_chunks) -> str | None:
+def cache_path(kernel: Any = run_chunks) -> str | None:
     """The folder numba caches ``kernel`` in (None: compiled on every run)."""
     return _cache.cache_path(kernel)

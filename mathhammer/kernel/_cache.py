@@ -19,8 +19,8 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,8 @@ from numba.core.caching import NullCache
 
 __all__ = ["Location", "cache_dir", "cache_path", "choose_location", "flush_notes", "load_or_compile"]
 
+#: Shows the compile line around a compile (mathhammer.kernel._progress).
+Status = Callable[[str], AbstractContextManager[None]]
 #: Notes for the user, printed once by :func:`flush_notes`.
 NOTES: list[str] = []
 
@@ -163,9 +165,18 @@ def _misses(dispatcher: Any, sig: tuple[Any, ...]) -> int | None:
     return None if counter is None else int(counter[sig])
 
 
-def load_or_compile(dispatcher: Any, sig: tuple[Any, ...], announce: str) -> None:
+def _announced(announce: str, status: Status | None) -> AbstractContextManager[None]:
+    """``status(announce)``, or print ``announce`` once (None)."""
+    if status is not None:
+        return status(announce)
+    print(announce, file=sys.stderr, flush=True)
+    return nullcontext()
+
+
+def load_or_compile(dispatcher: Any, sig: tuple[Any, ...], announce: str, status: Status | None = None) -> None:
     """Load ``dispatcher``'s code for ``sig`` from the cache or compile it (printing
-    ``announce`` first), replacing a damaged cache entry.
+    ``announce`` first, or showing it with ``status`` around the compile), replacing a damaged
+    cache entry.
 
     A damaged index is seen before numba reads it; a damaged data file only when numba fails
     to load it, which it does before it counts a cache miss and starts compiling.
@@ -174,16 +185,15 @@ def load_or_compile(dispatcher: Any, sig: tuple[Any, ...], announce: str) -> Non
     if state == "damaged":
         _discard(dispatcher)
     flush_notes()
-    if state != "cached":
-        print(announce, file=sys.stderr, flush=True)
     misses = _misses(dispatcher, sig)
     try:
-        dispatcher.compile(sig)
+        with _announced(announce, status) if state != "cached" else nullcontext():
+            dispatcher.compile(sig)
     except Exception:
         loading = misses is not None and _misses(dispatcher, sig) == misses and sig not in dispatcher.overloads
         if not loading or isinstance(dispatcher._cache, NullCache):
             raise
         _discard(dispatcher)
         flush_notes()
-        print(announce, file=sys.stderr, flush=True)
-        dispatcher.compile(sig)
+        with _announced(announce, status):
+            dispatcher.compile(sig)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -19,36 +18,18 @@ def _njit(**options: Any) -> Callable[[Any], Any]:
     # cache=True: compiled machine code is kept on disk, so only the first run pays for LLVM
     # (False only when no folder is writable, see _cache.choose_location).
     # No fastmath: the kernels do integer work and must stay bit-reproducible.
+    # _nrt=False: no reference counting of arrays. The kernels allocate nothing (the caller
+    # passes every array in), and the counting's atomic operations at each call of a helper
+    # would cost more than the helper.
     def decorate(func: Any) -> Any:
         with cache_dir(LOCATION.directory):
-            return numba.njit(cache=LOCATION.enabled, nogil=True, **options)(func)
+            njit: Any = numba.njit  # _nrt is a numba option its type stubs do not list
+            return njit(cache=LOCATION.enabled, nogil=True, _nrt=False, **options)(func)
 
     return decorate
 
 
+#: Every kernel function: plain machine code that releases the GIL (the engine runs chunks on
+#: a few Python threads). No IR inlining (``inline="always"``) and no ``parallel=True``: they
+#: made one huge function that took LLVM over a minute to compile; LLVM inlines small helpers.
 jit = _njit()
-inline = _njit(inline="always")
-parallel = _njit(parallel=True)
-prange = numba.prange
-
-
-def _init_cpu_target() -> None:
-    """Initialise numba's CPU target now, without importing scipy.linalg.
-
-    Numba's target set-up imports ``scipy.linalg`` (about 0.25 s) only to learn whether
-    ``np.dot`` may use BLAS; these kernels use no linear algebra, and the start-up time of
-    ``mathhammer shoot`` is a feature. Skipped when numba or scipy.linalg is already set up.
-    """
-    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
-        return
-    sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # makes `import scipy.linalg` fail fast
-    try:
-        from numba.core.registry import cpu_target
-
-        cpu_target.target_context.refresh()
-    finally:
-        if "scipy.linalg" in sys.modules and sys.modules["scipy.linalg"] is None:
-            del sys.modules["scipy.linalg"]
-
-
-_init_cpu_target()

@@ -3,43 +3,39 @@ multiply-shift.
 
 The stream of a chunk is splitmix64's output for counter values seed + k * GAMMA, k = 1, 2, ...
 It is produced ``BUFFER`` values at a time into a small array (a loop the compiler vectorises),
-so the dice loops only load, multiply and shift. The state is (buf, pos, s): the buffer, the
-next unread position, and the counter of the last value written.
+so drawing is a load. The state is (buf, pos, s): the buffer, the next unread position and the
+counter of the last value written; the helpers take it and return it, so that once LLVM has
+inlined them it lives in registers (kept in an array, its store and reload cost seven times
+the draw). A chunk's row of ``streams`` keeps (pos, s) between kernel calls.
 
-Hit, Wound and save rolls (the hot loops): each 32-bit half of a value gives one roll of 36
-faces (a D6 and the D6 that may re-roll it) by multiply-shift, uniform within 2**-32
-(relative error below 1e-8).
-
-Single D6 (attacks, sustained, damage, Feel No Pain): one value is a 64-bit fraction
-U = pool / 2**64; a D6 is floor(6U) + 1, the high word of the 128-bit product ``pool * 6``
-computed exactly from 32-bit halves, and ``pool * 6 mod 2**64`` is the next fraction. The
-twelve faces taken from one value are the base-6 digits of a uniform number: the k-th is
-uniform up to 6**k / 2**64 < 1e-10.
+Counts of successes take one value per draw (:mod:`.binomial`). A D6 (attacks, sustained,
+damage, lone re-rolls, Hazardous) takes one value U = r / 2**64: floor(6U) + 1, the high word
+of the 128-bit product ``r * 6`` computed exactly from 32-bit halves (uniform within 6 / 2**64).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline
+from ._jit import jit
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 MIX2 = np.uint64(0x94D049BB133111EB)
 LOW32 = np.uint64(0xFFFFFFFF)
 SIX = np.uint64(6)
-THIRTY_SIX = np.uint64(36)
 S30 = np.uint64(30)
 S27 = np.uint64(27)
 S31 = np.uint64(31)
 S32 = np.uint64(32)
 #: Values produced per refill of the buffer.
 BUFFER = 512
-#: D6 faces taken from one value.
-FACES_PER_VALUE = 12
+#: Columns of a row of ``streams``: next unread buffer position, counter of the last value.
+S_POS, S_COUNTER = 0, 1
+N_STREAM = 2
 
 
-@inline
+@jit
 def splitmix64(s):
     """Advance counter ``s`` (uint64) by one step; return (new counter, 64 random bits)."""
     s = s + GAMMA
@@ -49,7 +45,7 @@ def splitmix64(s):
     return s, z ^ (z >> S31)
 
 
-@inline
+@jit
 def refill(buf, s):
     """Write the next ``buf.size`` values of the stream after counter ``s``; return the counter."""
     for j in range(buf.size):
@@ -60,37 +56,26 @@ def refill(buf, s):
     return s + np.uint64(buf.size) * GAMMA
 
 
-@inline
-def reserve(k, buf, pos, s):
-    """Make ``k`` (<= buf.size) unread values available from ``pos``: returns (pos, s),
-    refilling (and skipping the unread rest) when fewer are left."""
-    if pos + k > buf.size:
-        s = refill(buf, s)
-        pos = 0
-    return pos, s
-
-
-@inline
-def pair_index(half):
-    """A D6 and the D6 that may re-roll it, as one roll of 36 faces from a 32-bit fraction
-    ``half`` (uint64 < 2**32): floor(36 * half / 2**32) = (first-1)*6 + (second-1)."""
-    return np.int64((half * THIRTY_SIX) >> S32)
-
-
-@inline
+@jit
 def digit(pool, base):
     """Take one roll of ``base`` (uint64) faces from ``pool``: returns (0..base-1 as int64, next pool)."""
     high = ((pool >> S32) * base + (((pool & LOW32) * base) >> S32)) >> S32
     return np.int64(high), pool * base
 
 
-@inline
-def d6(buf, pos, s, pool, left):
-    """Roll one D6. Returns (face 1..6 as int64, pos, s, pool, left)."""
-    if left == 0:
-        pos, s = reserve(1, buf, pos, s)
-        pool = buf[pos]
-        pos += 1
-        left = FACES_PER_VALUE
-    f, pool = digit(pool, SIX)
-    return f + 1, pos, s, pool, left - 1
+@jit
+def next_value(buf, pos, s):
+    """The next 64 random bits of the stream at buffer position ``pos`` and counter ``s``
+    (refilling ``buf`` when spent). Returns (value, pos, s)."""
+    if pos >= BUFFER:
+        s = refill(buf, s)
+        pos = 0
+    return buf[pos], pos + 1, s
+
+
+@jit
+def d6(buf, pos, s):
+    """Roll one D6 from one value of the stream. Returns (face 1..6 as int64, pos, s)."""
+    r, pos, s = next_value(buf, pos, s)
+    f, _ = digit(r, SIX)
+    return f + 1, pos, s

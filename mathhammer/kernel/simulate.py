@@ -2,26 +2,38 @@
 
 attacks -> Hit rolls -> sustained / lethal -> Wound rolls and saves -> damage -> Feel No Pain
 -> allocation, then the deferred Devastating-Wounds mortal wounds (R-6.3), then Hazardous
-tests (R-9.7). Rules live in the tables; this module only rolls dice and looks them up.
+tests (R-9.7). Rules live in the tables; this module only draws dice and looks them up.
 
 A call runs some of each chunk's trials and leaves each chunk's random stream where it
 stopped (``streams``), so the engine can split a long run into short calls (a Ctrl-C is
-seen between them) and the counts are the same however the trials are split.
+seen between them) and the counts are the same however the trials are split. A call runs the
+chunks ``first, first + step, ...`` and adds to row ``slot`` of each histogram, so a small pool
+of Python threads runs the chunks side by side (the kernel releases the GIL); integer counts
+add up to the same totals whichever thread ran which chunk.
 
-Dice are rolled stage by stage for the whole unit (all Hit rolls, then each hit's Wound roll
-and saving throw, ...) as players roll fast dice. Attacks are independent and every unsaved
-attack's damage is an independent roll, so this gives the same distribution as resolving
-attacks one by one, with short branch-free loops instead of nested, unpredictable branches.
-A hit's saving throw is rolled even when its Wound roll fails (and then ignored): it costs
-less than a second loop.
+Dice are resolved stage by stage for the whole unit, as players roll fast dice. The dice of
+one stage are independent with the same odds, so only how many score each result matters:
+that count is drawn at once from a binomial table (:mod:`.binomial`), the same distribution as
+rolling every die. Dice whose values matter one by one (random attacks, sustained hits and
+damage, allocation to models, a lone Command Re-roll, Hazardous) are rolled as D6s.
+
+Most runs take ``_run_fast``: with no Command Re-roll of a Hit roll, Wound roll or save and a
+fixed Sustained Hits, each stage's joint outcome of up to 32 dice is one draw
+(:mod:`.joint`), and without the stage breakdown one draw gives the (unsaved, devastating)
+outcome of up to 32 whole attacks: one draw per trial for the reference scenario.
+``_run_chunk`` handles every input. Its helpers are ordinary numba functions: LLVM inlines
+the small ones, while the large ones stay calls (each passes its arrays field by field, so
+the hot path keeps them out of its loop). numba's IR inlining of every helper into one
+function made the first compile take over a minute.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._jit import inline, parallel, prange
-from .rng import BUFFER, GAMMA, LOW32, S32, d6, pair_index, refill, reserve
+from ._jit import jit
+from .binomial import TABLE_N
+from .rng import BUFFER, GAMMA, LOW32, S32, S_COUNTER, S_POS, d6, next_value, refill
 
 # Rows, columns and flags of mathhammer.codes, repeated as plain ints so the kernel stays
 # free of Python objects (tests/test_kernel.py checks they agree).
@@ -33,149 +45,267 @@ C_HIT, C_WOUND, C_DAMAGE, C_SAVE, C_ATTACKS = 1, 2, 3, 4, 5
 R_REROLL, R_BELOW_AVERAGE = 1, 2
 PAIRS = 36
 N_STAGES = 10
-MASK21 = (1 << 21) - 1
-MASK12 = (1 << 12) - 1
-#: Columns of a row of ``streams``: next unread buffer position, counter, D6 pool, faces left.
-S_POS, S_COUNTER, S_POOL, S_LEFT = 0, 1, 2, 3
-N_STREAM = 4
+# Kinds of count draw, rows of the binomial tables (mathhammer.kernel.binomial.KINDS).
+K_HIT_CRIT, K_HIT, K_HIT_RR, K_WOUND_CRIT, K_WOUND, K_WOUND_RR = 0, 1, 2, 3, 4, 5
+K_SAVE_FAIL, K_SAVE_FAIL_RR, K_SAVE_FAIL_OTHER, K_FNP_LOST = 6, 7, 8, 9
+K_HIT_ANY, K_UNSAVED, K_UNSAVED_NOT_CRIT = 10, 11, 12
+# Kinds of joint draw (mathhammer.kernel.joint) and the packing of their outcomes.
+J_HIT, J_WOUND, J_FINAL = 0, 1, 2
+SHIFT = np.int64(32)
+MASK32 = np.int64(0xFFFFFFFF)
 
 
-@inline
-def _dice(kind, rolls, buf, pos, s, pool, left):
-    """Raw sum of the D6s and D3s of ``rolls[kind]``. Returns (raw, pos, s, pool, left)."""
+@jit
+def count(table, alias, kind, n, buf, pos, s):
+    """How many of ``n`` dice score, for draw ``kind`` of the alias tables: one value per
+    TABLE_N dice (mathhammer.kernel.binomial). Returns (count, pos, s)."""
+    total = np.int64(0)
+    while n > 0:
+        m = min(n, TABLE_N)
+        r, pos, s = next_value(buf, pos, s)
+        size = np.uint64(m + 1)
+        column = np.int64(((r >> S32) * size + (((r & LOW32) * size) >> S32)) >> S32)
+        j = ((m * (m + 1)) >> 1) + column
+        total += column if r * size < table[kind, j] else np.int64(alias[kind, j])
+        n -= m
+    return total, pos, s
+
+
+@jit
+def _dice(kind, rolls, buf, pos, s):
+    """Raw sum of the D6s and D3s of ``rolls[kind]``. Returns (raw, pos, s)."""
     raw = 0
     for _ in range(rolls[kind, 0]):
-        f, pos, s, pool, left = d6(buf, pos, s, pool, left)
+        f, pos, s = d6(buf, pos, s)
         raw += f
     for _ in range(rolls[kind, 1]):
-        f, pos, s, pool, left = d6(buf, pos, s, pool, left)
+        f, pos, s = d6(buf, pos, s)
         raw += (f + 1) >> 1
-    return raw, pos, s, pool, left
+    return raw, pos, s
 
 
-@inline
-def _pack_counts(stages, row):
-    """``stages[row]`` with each value's bits 1, 2 and 4 spread into 21-bit counter fields,
-    so that one addition per roll counts all three."""
-    packed = np.empty(PAIRS, dtype=np.int64)
-    for i in range(PAIRS):
-        o = np.int64(stages[row, i])
-        packed[i] = (o & 1) | (((o >> 1) & 1) << 21) | ((o >> 2) << 42)
-    return packed
+@jit
+def _attacks(firing, command, rolls, roll_maps, roll_flags, buf, pos, s):
+    """Attacks of the unit (R-1): each model's roll (Blast and Rapid Fire included, compile.py),
+    the lowest taking a Command Re-roll when below average. Returns (attacks, pos, s)."""
+    n_attacks = 0
+    low_raw = -1
+    for _m in range(firing):
+        raw, pos, s = _dice(ATTACKS, rolls, buf, pos, s)
+        n_attacks += roll_maps[ATTACKS, raw]
+        if low_raw < 0 or roll_maps[ATTACKS, raw] < roll_maps[ATTACKS, low_raw]:
+            low_raw = raw
+    if command == C_ATTACKS and roll_flags[ATTACKS, low_raw] & R_BELOW_AVERAGE:
+        raw, pos, s = _dice(ATTACKS, rolls, buf, pos, s)
+        n_attacks += roll_maps[ATTACKS, raw] - roll_maps[ATTACKS, low_raw]
+    return n_attacks, pos, s
 
 
-@inline
-def _pack_wound_save(stages, devastating):
-    """For each (Wound roll, saving throw) pair of 36-face rolls, its contribution to five 12-bit
-    counter fields: unsaved, wounds, critical wounds, re-rollable failed Wound rolls,
-    re-rollable failed saves. With Devastating Wounds a Critical Wound skips the save (R-6.1)."""
-    packed = np.empty(PAIRS * PAIRS, dtype=np.int64)
-    normal_crit = 0 if devastating else 1
-    for iw in range(PAIRS):
-        o = np.int64(stages[WOUND, iw])
-        crit = (o >> 1) & 1
-        saveable = (o & 1) | (crit & normal_crit)
-        for i_s in range(PAIRS):
-            fails = np.int64(stages[SAVE, i_s])
-            packed[iw * PAIRS + i_s] = ((saveable & fails) | (((o & 1) | crit) << 12) | (crit << 24)
-                                        | ((o >> 2) << 36) | ((saveable & (fails >> 2)) << 48))
-    return packed
+@jit
+def _lone(row, stages, buf, pos, s):
+    """A lone re-roll of one die of ``stages[row]`` (Command Re-roll: never re-rolled again).
+    Returns (0 fail, 1 success or 2 critical, pos, s)."""
+    f, pos, s = d6(buf, pos, s)
+    return stages[row, (f - 1) * 7] & 3, pos, s
 
 
-@inline
-def _count_rolls(n, packed, buf, pos, s):
-    """Make ``n`` rolls of one stage (``packed`` by _pack_counts), two per stream value.
-    Returns (values with bit 1, with bit 2, with bit 4, pos, s)."""
-    ones = 0
-    twos = 0
-    fours = 0
-    while n > 0:
-        k = min(n, 2 * BUFFER)
-        need = (k + 1) >> 1
-        pos, s = reserve(need, buf, pos, s)
-        acc = 0
-        for i in range(k >> 1):
-            r = buf[pos + i]
-            acc += packed[pair_index(r & LOW32)] + packed[pair_index(r >> S32)]
-        if k & 1:
-            acc += packed[pair_index(buf[pos + (k >> 1)] & LOW32)]
-        ones += acc & MASK21
-        twos += (acc >> 21) & MASK21
-        fours += acc >> 42
-        pos += need
-        n -= k
-    return ones, twos, fours, pos, s
+@jit
+def _hit_rolls(n, command, stages, table, alias, buf, pos, s):
+    """Hit rolls of ``n`` attacks (R-2), with the Command Re-roll of one failed roll that was
+    not re-rolled already. Returns (hits, critical hits, pos, s)."""
+    crits, pos, s = count(table, alias, K_HIT_CRIT, n, buf, pos, s)
+    hits, pos, s = count(table, alias, K_HIT, n - crits, buf, pos, s)
+    if command == C_HIT:
+        rerollable, pos, s = count(table, alias, K_HIT_RR, n - crits - hits, buf, pos, s)
+        if rerollable > 0:
+            o, pos, s = _lone(HIT, stages, buf, pos, s)
+            hits += o & 1
+            crits += o >> 1
+    return hits, crits, pos, s
 
 
-@inline
-def _wound_and_save(n, packed, devastating, buf, pos, s):
-    """Wound roll and saving throw of ``n`` hits, one stream value each (R-5, R-7), ``packed``
-    by _pack_wound_save.
+@jit
+def _saves(n, command, table, alias, buf, pos, s):
+    """Saving throws of ``n`` wounds (R-7). Returns (failed, failed and re-rollable, pos, s)."""
+    if command != C_SAVE:
+        failed, pos, s = count(table, alias, K_SAVE_FAIL, n, buf, pos, s)
+        return failed, 0, pos, s
+    rerollable, pos, s = count(table, alias, K_SAVE_FAIL_RR, n, buf, pos, s)
+    other, pos, s = count(table, alias, K_SAVE_FAIL_OTHER, n - rerollable, buf, pos, s)
+    return rerollable + other, rerollable, pos, s
 
-    Returns (wounds, critical wounds, unsaved, devastating, re-rollable failed Wound rolls,
-    re-rollable failed saves, pos, s).
+
+@jit
+def _wound_rolls(n, auto, command, devastating, stages, table, alias, buf, pos, s):
+    """Wound rolls of ``n`` hits and the saves of the wounds (R-5, R-7), ``auto`` lethal hits
+    wounding automatically; Devastating-Wounds crits skip the save and wait (R-6). With a
+    Command Re-roll, one failed Wound roll or save that was not re-rolled is re-rolled.
+
+    Returns (wounds, critical wounds, unsaved, devastating, pos, s).
     """
-    wounds = 0
-    crits = 0
-    unsaved = 0
-    wound_fails = 0
-    save_fails = 0
-    while n > 0:
-        k = min(n, BUFFER)
-        pos, s = reserve(k, buf, pos, s)
-        acc = 0
-        for i in range(k):
-            r = buf[pos + i]
-            acc += packed[pair_index(r & LOW32) * PAIRS + pair_index(r >> S32)]
-        unsaved += acc & MASK12
-        wounds += (acc >> 12) & MASK12
-        crits += (acc >> 24) & MASK12
-        wound_fails += (acc >> 36) & MASK12
-        save_fails += acc >> 48
-        pos += k
-        n -= k
-    return wounds, crits, unsaved, crits if devastating else 0, wound_fails, save_fails, pos, s
+    crits, pos, s = count(table, alias, K_WOUND_CRIT, n, buf, pos, s)
+    wounds, pos, s = count(table, alias, K_WOUND, n - crits, buf, pos, s)  # not critical
+    pending = crits if devastating else 0
+    unsaved, save_fails, pos, s = _saves(wounds + crits - pending + auto, command, table, alias, buf, pos, s)
+    if command == C_WOUND:
+        rerollable, pos, s = count(table, alias, K_WOUND_RR, n - crits - wounds, buf, pos, s)
+        if rerollable > 0:
+            o, pos, s = _lone(WOUND, stages, buf, pos, s)
+            wounds += o & 1
+            crits += o >> 1
+            if devastating and o == 2:
+                pending += 1
+            elif o:
+                f, pos, s = d6(buf, pos, s)
+                g, pos, s = d6(buf, pos, s)
+                unsaved += stages[SAVE, (f - 1) * 6 + g - 1] & 1
+    elif command == C_SAVE and save_fails > 0:
+        o, pos, s = _lone(SAVE, stages, buf, pos, s)
+        unsaved -= 1 - o
+    return wounds + crits + auto, crits, unsaved, pending, pos, s
 
 
-@inline
-def _feel_no_pain(damage, stages, buf, pos, s, pool, left):
-    """R-8.5: one FNP roll per point; returns (points not ignored, pos, s, pool, left)."""
-    lost = 0
-    for _ in range(damage):
-        f, pos, s, pool, left = d6(buf, pos, s, pool, left)
-        lost += stages[FEEL_NO_PAIN, (f - 1) * 7] == 0
-    return lost, pos, s, pool, left
+@jit
+def _unsaved(n, auto, devastating, table, alias, buf, pos, s):
+    """Only the end result of the Wound rolls and saves of ``n`` hits and ``auto`` lethal hits
+    (no stage breakdown, no Command Re-roll there): one count per kind of outcome that matters.
+    Returns (unsaved, devastating, pos, s)."""
+    pending = 0
+    if devastating:
+        pending, pos, s = count(table, alias, K_WOUND_CRIT, n, buf, pos, s)
+    unsaved, pos, s = count(table, alias, K_UNSAVED_NOT_CRIT if devastating else K_UNSAVED, n - pending, buf, pos, s)
+    lethal, pos, s = count(table, alias, K_SAVE_FAIL, auto, buf, pos, s)
+    return unsaved + lethal, pending, pos, s
 
 
-@inline
-def _damage(rolls, roll_maps, roll_flags, command, buf, pos, s, pool, left):
+@jit
+def _damage_roll(command, rolls, roll_maps, roll_flags, buf, pos, s):
     """One Damage roll with its re-roll (R-8.1): the policy's first, else the Command Re-roll
     if still available (``command`` 1) and the result is below average. Returns (damage,
-    command left, pos, s, pool, left)."""
-    raw, pos, s, pool, left = _dice(DAMAGE, rolls, buf, pos, s, pool, left)
+    command left, pos, s)."""
+    raw, pos, s = _dice(DAMAGE, rolls, buf, pos, s)
     flags = roll_flags[DAMAGE, raw]
     if flags & R_REROLL or (command and flags & R_BELOW_AVERAGE):
         if not flags & R_REROLL:
             command = 0
-        raw, pos, s, pool, left = _dice(DAMAGE, rolls, buf, pos, s, pool, left)
-    return roll_maps[DAMAGE, raw], command, pos, s, pool, left
+        raw, pos, s = _dice(DAMAGE, rolls, buf, pos, s)
+    return roll_maps[DAMAGE, raw], command, pos, s
 
 
-@inline
-def _fresh(row, stages, buf, pos, s, pool, left):
-    """A lone re-roll of one die of ``stages[row]`` (Command Re-roll: never re-rolled again)."""
-    f, pos, s, pool, left = d6(buf, pos, s, pool, left)
-    return stages[row, (f - 1) * 7] & 3, pos, s, pool, left
+@jit
+def _rolled_damage(n, command, fnp, rolls, roll_maps, roll_flags, table, alias, buf, pos, s):
+    """Damage of ``n`` attacks to a target with unlimited wounds: nothing is allocated, so Feel
+    No Pain (R-8.5) is one count over all the points. Returns (before FNP, after FNP, pos, s)."""
+    if rolls[DAMAGE, 0] + rolls[DAMAGE, 1] == 0:
+        before = n * roll_maps[DAMAGE, 0]
+    else:
+        before = 0
+        for _ in range(n):
+            dmg, command, pos, s = _damage_roll(command, rolls, roll_maps, roll_flags, buf, pos, s)
+            before += dmg
+    after = before
+    if fnp:
+        after, pos, s = count(table, alias, K_FNP_LOST, before, buf, pos, s)
+    return before, after, pos, s
 
 
-@inline
-def _run_chunk(stages, rolls, roll_maps, roll_flags, params, stream, n_trials, out_damage, out_models,
-               offsets, out_stages, out_hazard, out_hazard_models):
+@jit
+def _allocate(unsaved, pending, command, flags, n_models, w_model, rolls, roll_maps, roll_flags, table, alias,
+              buf, pos, s):
+    """Damage, Feel No Pain and allocation (R-8, R-9): one model at a time, excess lost; then the
+    deferred Devastating-Wounds mortal wounds (R-6.3/R-6.4): to the wounded model, excess lost,
+    spilling over under the 2023 text. Returns (wounds lost, models destroyed, damage before
+    and after Feel No Pain, pos, s)."""
+    fnp = (flags & F_FNP) != 0
+    spill = (flags & F_SPILL) != 0
+    keep_stages = (flags & F_STAGES) != 0
+    total = before = after = 0
+    models_left = n_models
+    w_left = w_model
+    for u in range(unsaved + pending):
+        if models_left == 0 and not keep_stages:
+            break
+        dmg, command, pos, s = _damage_roll(command, rolls, roll_maps, roll_flags, buf, pos, s)
+        before += dmg
+        if fnp:
+            dmg, pos, s = count(table, alias, K_FNP_LOST, dmg, buf, pos, s)
+        after += dmg
+        while dmg > 0 and models_left > 0:
+            take = dmg if dmg < w_left else w_left
+            total += take
+            dmg -= take
+            w_left -= take
+            if w_left == 0:
+                models_left -= 1
+                w_left = w_model
+            if u < unsaved or not spill:
+                break
+    return total, n_models - models_left, before, after, pos, s
+
+
+@jit
+def _hazardous(firing, haz_w, haz_fnp, buf, pos, s):
+    """Hazardous (R-9.7): one test per firing model; each 1 is 3 mortal wounds to one model
+    (the wounded one first), Feel No Pain per point, excess lost. Returns (wounds lost, models
+    lost, pos, s)."""
+    lost = 0
+    dead = 0
+    haz_left = haz_w
+    for _h in range(firing):
+        f, pos, s = d6(buf, pos, s)
+        if f != 1:
+            continue
+        mw = 3
+        if haz_fnp < 7:
+            for _p in range(3):
+                g, pos, s = d6(buf, pos, s)
+                mw -= g >= haz_fnp
+        if haz_w == 0:
+            lost += mw
+        elif dead < firing:
+            take = mw if mw < haz_left else haz_left
+            lost += take
+            haz_left -= take
+            if haz_left == 0:
+                dead += 1
+                haz_left = haz_w
+    return lost, dead, pos, s
+
+
+@jit
+def _record(out_stages, out_over, offsets, i, value):
+    """Count ``value`` in stage histogram ``i``; its last bin holds every value from there up,
+    whose sum and sum of squares ``out_over[2i], [2i + 1]`` keep the exact mean and spread."""
+    last = offsets[i + 1] - offsets[i] - 1
+    if value < last:
+        out_stages[offsets[i] + value] += 1
+    else:
+        out_stages[offsets[i] + last] += 1
+        v = float(value)
+        out_over[2 * i] += v
+        out_over[2 * i + 1] += v * v
+
+
+@jit
+def _count_at(out_stages, out_over, i, base, last, value, times):
+    """Count ``value`` ``times`` in stage histogram ``i`` (starting at ``base``, last bin
+    ``base + last``): _record with the offsets read once per chunk, not once per trial."""
+    if value < last:
+        out_stages[base + value] += times
+    else:
+        out_stages[base + last] += times
+        v = float(value)
+        out_over[2 * i] += v * times
+        out_over[2 * i + 1] += v * v * times
+
+
+@jit
+def _run_chunk(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_damage, out_models,
+               offsets, out_stages, out_hazard, out_hazard_models, out_over, table, alias, buf):
     flags = params[P_FLAGS]
     torrent = (flags & F_TORRENT) != 0
     lethal = (flags & F_LETHAL) != 0
     devastating = (flags & F_DEVASTATING) != 0
-    spill = (flags & F_SPILL) != 0
     fnp = (flags & F_FNP) != 0
     hazardous = (flags & F_HAZARDOUS) != 0
     keep_stages = (flags & F_STAGES) != 0
@@ -183,46 +313,30 @@ def _run_chunk(stages, rolls, roll_maps, roll_flags, params, stream, n_trials, o
     n_models = params[P_MODELS]
     w_model = params[P_WOUNDS]
     command = params[P_COMMAND]
-    haz_w = params[P_HAZ_WOUNDS]
-    haz_fnp = params[P_HAZ_FNP]
-    unlimited = w_model == 0
-    fixed_damage = rolls[DAMAGE, 0] + rolls[DAMAGE, 1] == 0 and not fnp
-    fixed_attacks = firing * roll_maps[ATTACKS, 0] if rolls[ATTACKS, 0] + rolls[ATTACKS, 1] == 0 else 0
+    fixed_attacks = firing * roll_maps[ATTACKS, 0] if rolls[ATTACKS, 0] + rolls[ATTACKS, 1] == 0 else -1
     fixed_sustained = rolls[SUSTAINED, 0] + rolls[SUSTAINED, 1] == 0
-    hit_packed = _pack_counts(stages, HIT)
-    save_packed = _pack_counts(stages, SAVE)
-    wound_save_packed = _pack_wound_save(stages, devastating)
-    buf = np.empty(BUFFER, dtype=np.uint64)
-    pos = np.int64(stream[S_POS])
-    s = stream[S_COUNTER]
-    pool = stream[S_POOL]
-    left = np.int64(stream[S_LEFT])
-    if pos < BUFFER:  # resume: the buffer holds the BUFFER values before counter s
+    # Without the stage breakdown, a count nobody looks at is not drawn: Critical Hits matter
+    # only for Sustained and Lethal Hits, and wounds only through the saves they get.
+    hits_only = not keep_stages and command != C_HIT and not lethal and fixed_sustained \
+        and roll_maps[SUSTAINED, 0] == 0
+    unsaved_only = not keep_stages and command != C_WOUND and command != C_SAVE
+    pos = np.int64(st[S_POS])
+    s = st[S_COUNTER]
+    if pos < BUFFER:  # resume: the buffer holds the BUFFER values before the counter
         refill(buf, s - np.uint64(BUFFER) * GAMMA)
     for _ in range(n_trials):
-        # Attacks (R-1): Blast and Rapid Fire are part of each model's roll (compile.py).
-        if fixed_attacks:
+        if fixed_attacks >= 0:
             n_attacks = fixed_attacks
         else:
-            n_attacks = 0
-            low_raw = -1
-            for _m in range(firing):
-                raw, pos, s, pool, left = _dice(ATTACKS, rolls, buf, pos, s, pool, left)
-                n_attacks += roll_maps[ATTACKS, raw]
-                if low_raw < 0 or roll_maps[ATTACKS, raw] < roll_maps[ATTACKS, low_raw]:
-                    low_raw = raw
-            if command == C_ATTACKS and roll_flags[ATTACKS, low_raw] & R_BELOW_AVERAGE:
-                raw, pos, s, pool, left = _dice(ATTACKS, rolls, buf, pos, s, pool, left)
-                n_attacks += roll_maps[ATTACKS, raw] - roll_maps[ATTACKS, low_raw]
+            n_attacks, pos, s = _attacks(firing, command, rolls, roll_maps, roll_flags, buf, pos, s)
         # Hit rolls (R-2): TORRENT hits automatically and never critically (R-1.6).
         if torrent:
             hits, crits = n_attacks, 0
+        elif hits_only:
+            hits, pos, s = count(table, alias, K_HIT_ANY, n_attacks, buf, pos, s)
+            crits = 0
         else:
-            hits, crits, hit_fails, pos, s = _count_rolls(n_attacks, hit_packed, buf, pos, s)
-            if command == C_HIT and hit_fails > 0:
-                o, pos, s, pool, left = _fresh(HIT, stages, buf, pos, s, pool, left)
-                hits += o & 1
-                crits += o >> 1
+            hits, crits, pos, s = _hit_rolls(n_attacks, command, stages, table, alias, buf, pos, s)
         # Critical Hits: Sustained Hits add non-critical hits (R-4.1/4.2); Lethal Hits
         # wound automatically, without a Critical Wound (R-4.3/4.4).
         if fixed_sustained:
@@ -230,138 +344,176 @@ def _run_chunk(stages, rolls, roll_maps, roll_flags, params, stream, n_trials, o
         else:
             extra = 0
             for _c in range(crits):
-                raw, pos, s, pool, left = _dice(SUSTAINED, rolls, buf, pos, s, pool, left)
+                raw, pos, s = _dice(SUSTAINED, rolls, buf, pos, s)
                 extra += roll_maps[SUSTAINED, raw]
         auto = crits if lethal else 0
-        # Wound rolls and saves (R-5, R-7); Devastating Wounds crits skip the save and wait (R-6).
-        wounds, crit_wounds, unsaved, pending, wound_fails, save_fails, pos, s = _wound_and_save(
-            hits + crits + extra - auto, wound_save_packed, devastating, buf, pos, s)
-        if auto > 0:
-            auto_unsaved, _x, auto_fails, pos, s = _count_rolls(auto, save_packed, buf, pos, s)
-            unsaved += auto_unsaved
-            save_fails += auto_fails
-        if command == C_WOUND and wound_fails > 0:
-            o, pos, s, pool, left = _fresh(WOUND, stages, buf, pos, s, pool, left)
-            if o:
-                wounds += 1
-                crit_wounds += o >> 1
-                if devastating and o == 2:
-                    pending += 1
-                else:
-                    f, pos, s, pool, left = d6(buf, pos, s, pool, left)
-                    g, pos, s, pool, left = d6(buf, pos, s, pool, left)
-                    fail = stages[SAVE, (f - 1) * 6 + g - 1] & 1
-                    unsaved += fail
-        elif command == C_SAVE and save_fails > 0:
-            o, pos, s, pool, left = _fresh(SAVE, stages, buf, pos, s, pool, left)
-            unsaved -= 1 - o
         hits += crits + extra
-        wounds += auto
-        # Damage, Feel No Pain and allocation (R-8, R-9): one model at a time, excess lost.
-        total = 0
-        before = 0
-        after = 0
-        models_left = n_models
-        w_left = w_model
-        damage_command = 1 if command == C_DAMAGE else 0
-        if unlimited and fixed_damage:  # nothing random left: (unsaved + devastating) * D
-            total = before = after = (unsaved + pending) * roll_maps[DAMAGE, 0]
-            to_roll = 0
-            pending_left = 0
+        if unsaved_only:
+            wounds = crit_wounds = 0
+            unsaved, pending, pos, s = _unsaved(hits - auto, auto, devastating, table, alias, buf, pos, s)
         else:
-            to_roll = unsaved
-            pending_left = pending
-        for _u in range(to_roll):
-            if models_left == 0 and not keep_stages:
-                break
-            dmg, damage_command, pos, s, pool, left = _damage(rolls, roll_maps, roll_flags, damage_command,
-                                                              buf, pos, s, pool, left)
-            before += dmg
-            if fnp:
-                dmg, pos, s, pool, left = _feel_no_pain(dmg, stages, buf, pos, s, pool, left)
-            after += dmg
-            if unlimited:
-                total += dmg
-            elif models_left > 0:
-                take = dmg if dmg < w_left else w_left
-                total += take
-                w_left -= take
-                if w_left == 0:
-                    models_left -= 1
-                    w_left = w_model
-        # Deferred Devastating-Wounds mortal wounds (R-6.3/R-6.4): to the wounded model,
-        # excess lost; under the 2023 text they spill over.
-        for _d in range(pending_left):
-            if models_left == 0 and not keep_stages:
-                break
-            dmg, damage_command, pos, s, pool, left = _damage(rolls, roll_maps, roll_flags, damage_command,
-                                                              buf, pos, s, pool, left)
-            before += dmg
-            if fnp:
-                dmg, pos, s, pool, left = _feel_no_pain(dmg, stages, buf, pos, s, pool, left)
-            after += dmg
-            if unlimited:
-                total += dmg
-                continue
-            while dmg > 0 and models_left > 0:
-                take = dmg if dmg < w_left else w_left
-                total += take
-                dmg -= take
-                w_left -= take
-                if w_left == 0:
-                    models_left -= 1
-                    w_left = w_model
-                if not spill:
-                    break
+            wounds, crit_wounds, unsaved, pending, pos, s = _wound_rolls(
+                hits - auto, auto, command, devastating, stages, table, alias, buf, pos, s)
+        damage_command = 1 if command == C_DAMAGE else 0
+        if w_model == 0:
+            before, after, pos, s = _rolled_damage(unsaved + pending, damage_command, fnp, rolls, roll_maps,
+                                                   roll_flags, table, alias, buf, pos, s)
+            total, destroyed = after, 0
+        else:
+            total, destroyed, before, after, pos, s = _allocate(unsaved, pending, damage_command, flags, n_models,
+                                                                w_model, rolls, roll_maps, roll_flags, table, alias,
+                                                                buf, pos, s)
         out_damage[total] += 1
-        out_models[n_models - models_left] += 1
+        out_models[destroyed] += 1
         if keep_stages:
-            out_stages[offsets[0] + n_attacks] += 1
-            out_stages[offsets[1] + hits] += 1
-            out_stages[offsets[2] + crits] += 1
-            out_stages[offsets[3] + wounds] += 1
-            out_stages[offsets[4] + crit_wounds] += 1
-            out_stages[offsets[5] + auto] += 1
-            out_stages[offsets[6] + pending] += 1
-            out_stages[offsets[7] + unsaved] += 1
-            out_stages[offsets[8] + before] += 1
-            out_stages[offsets[9] + after] += 1
-        # Hazardous (R-9.7): one test per firing model; each 1 is 3 mortal wounds to one model
-        # (the wounded one first), Feel No Pain per point, excess lost.
+            _record(out_stages, out_over, offsets, 0, n_attacks)
+            _record(out_stages, out_over, offsets, 1, hits)
+            _record(out_stages, out_over, offsets, 2, crits)
+            _record(out_stages, out_over, offsets, 3, wounds)
+            _record(out_stages, out_over, offsets, 4, crit_wounds)
+            _record(out_stages, out_over, offsets, 5, auto)
+            _record(out_stages, out_over, offsets, 6, pending)
+            _record(out_stages, out_over, offsets, 7, unsaved)
+            _record(out_stages, out_over, offsets, 8, before)
+            _record(out_stages, out_over, offsets, 9, after)
         if hazardous:
-            lost = 0
-            dead = 0
-            haz_left = haz_w
-            for _h in range(firing):
-                f, pos, s, pool, left = d6(buf, pos, s, pool, left)
-                if f != 1:
-                    continue
-                mw = 3
-                if haz_fnp < 7:
-                    for _p in range(3):
-                        g, pos, s, pool, left = d6(buf, pos, s, pool, left)
-                        mw -= g >= haz_fnp
-                if haz_w == 0:
-                    lost += mw
-                elif dead < firing:
-                    take = mw if mw < haz_left else haz_left
-                    lost += take
-                    haz_left -= take
-                    if haz_left == 0:
-                        dead += 1
-                        haz_left = haz_w
+            lost, dead, pos, s = _hazardous(firing, params[P_HAZ_WOUNDS], params[P_HAZ_FNP], buf, pos, s)
             out_hazard[lost] += 1
             out_hazard_models[dead] += 1
-    stream[S_POS] = pos
-    stream[S_COUNTER] = s
-    stream[S_POOL] = pool
-    stream[S_LEFT] = left
+    st[S_POS] = pos
+    st[S_COUNTER] = s
 
 
-@parallel
-def simulate_chunks(stages, rolls, roll_maps, roll_flags, params, streams, chunk_trials, out_damage, out_models,
-                    offsets, out_stages, out_hazard, out_hazard_models):
-    """Simulate ``chunk_trials[c]`` more trials of every chunk c, adding to its histogram rows.
+@jit
+def joint(jt, jown, jalias, start, kind, n, chunk, buf, pos, s):
+    """Sum of the packed joint outcomes (mathhammer.kernel.joint) of ``n`` units of ``kind``,
+    ``chunk`` units per draw. Returns (outcome, pos, s)."""
+    total = np.int64(0)
+    while n > 0:
+        m = min(n, chunk)
+        first = start[kind, m]
+        size = np.uint64(start[kind, m + 1] - first)
+        r, pos, s = next_value(buf, pos, s)
+        j = first + np.int64(((r >> S32) * size + (((r & LOW32) * size) >> S32)) >> S32)
+        total += jown[j] if r * size < jt[j] else jalias[j]
+        n -= m
+    return total, pos, s
+
+
+@jit
+def _run_fast(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_damage, out_models, offsets,
+              out_stages, out_hazard, out_hazard_models, out_over, table, alias, jt, jown, jalias, jstart, jchunk,
+              buf):
+    """_run_chunk when no Command Re-roll of a Hit roll, Wound roll or save ties dice together and
+    Sustained Hits is fixed: each stage's outcome is one joint draw per TABLE_N dice
+    (mathhammer.kernel.joint), or, without the stage breakdown, one draw per TABLE_N attacks."""
+    flags = params[P_FLAGS]
+    torrent = (flags & F_TORRENT) != 0
+    lethal = (flags & F_LETHAL) != 0
+    devastating = (flags & F_DEVASTATING) != 0
+    fnp = (flags & F_FNP) != 0
+    hazardous = (flags & F_HAZARDOUS) != 0
+    keep_stages = (flags & F_STAGES) != 0
+    firing = params[P_FIRING]
+    n_models = params[P_MODELS]
+    w_model = params[P_WOUNDS]
+    command = params[P_COMMAND]
+    damage_command = 1 if command == C_DAMAGE else 0
+    fixed_attacks = firing * roll_maps[ATTACKS, 0] if rolls[ATTACKS, 0] + rolls[ATTACKS, 1] == 0 else -1
+    sustained = roll_maps[SUSTAINED, 0]
+    # damage known from the count alone: nothing allocated, no dice, no Feel No Pain
+    fixed_damage = roll_maps[DAMAGE, 0] if w_model == 0 and not fnp and rolls[DAMAGE, 0] + rolls[DAMAGE, 1] == 0 \
+        else -1
+    hit_chunk, wound_chunk, final_chunk = jchunk[J_HIT], jchunk[J_WOUND], jchunk[J_FINAL]
+    # each stage histogram's start and last bin, as locals: LLVM cannot keep them in registers
+    # when read from ``offsets`` (an int64 array like the histograms, so maybe the same memory)
+    b0, b1, b2, b3, b4, b5, b6, b7, b8, b9 = offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], \
+        offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
+    l0, l1, l2, l3, l4 = b1 - b0 - 1, b2 - b1 - 1, b3 - b2 - 1, b4 - b3 - 1, b5 - b4 - 1
+    l5, l6, l7, l8, l9 = b6 - b5 - 1, b7 - b6 - 1, b8 - b7 - 1, b9 - b8 - 1, offsets[10] - b9 - 1
+    pos = np.int64(st[S_POS])
+    s = st[S_COUNTER]
+    if pos < BUFFER:  # resume: the buffer holds the BUFFER values before the counter
+        refill(buf, s - np.uint64(BUFFER) * GAMMA)
+    hits = crits = wounds = crit_wounds = auto = 0
+    for _ in range(n_trials):
+        if fixed_attacks >= 0:
+            n_attacks = fixed_attacks
+        else:
+            n_attacks, pos, s = _attacks(firing, command, rolls, roll_maps, roll_flags, buf, pos, s)
+        if not keep_stages:
+            o, pos, s = joint(jt, jown, jalias, jstart, J_FINAL, n_attacks, final_chunk, buf, pos, s)
+            unsaved = o & MASK32
+            pending = o >> SHIFT
+        else:
+            # Hit rolls (R-2, TORRENT R-1.6), Sustained and Lethal Hits (R-4)
+            if torrent:
+                hits, crits = n_attacks, 0
+            else:
+                o, pos, s = joint(jt, jown, jalias, jstart, J_HIT, n_attacks, hit_chunk, buf, pos, s)
+                hits = o & MASK32
+                crits = o >> SHIFT
+            auto = crits if lethal else 0
+            hits += crits + crits * sustained
+            # Wound rolls (R-5), Devastating Wounds (R-6), saving throws (R-7)
+            o, pos, s = joint(jt, jown, jalias, jstart, J_WOUND, hits - auto, wound_chunk, buf, pos, s)
+            crit_wounds = o >> SHIFT
+            wounds = (o & MASK32) + crit_wounds
+            pending = crit_wounds if devastating else 0
+            unsaved, pos, s = count(table, alias, K_SAVE_FAIL, wounds - pending + auto, buf, pos, s)
+            wounds += auto
+        if fixed_damage >= 0:
+            total = before = after = (unsaved + pending) * fixed_damage
+            destroyed = 0
+        elif w_model == 0:
+            before, after, pos, s = _rolled_damage(unsaved + pending, damage_command, fnp, rolls, roll_maps,
+                                                   roll_flags, table, alias, buf, pos, s)
+            total, destroyed = after, 0
+        else:
+            total, destroyed, before, after, pos, s = _allocate(unsaved, pending, damage_command, flags, n_models,
+                                                                w_model, rolls, roll_maps, roll_flags, table, alias,
+                                                                buf, pos, s)
+        out_damage[total] += 1
+        out_models[destroyed] += 1
+        if keep_stages:  # counts that cannot vary are counted once, after the loop
+            if fixed_attacks < 0:
+                _count_at(out_stages, out_over, 0, b0, l0, n_attacks, 1)
+            _count_at(out_stages, out_over, 1, b1, l1, hits, 1)
+            if not torrent:
+                _count_at(out_stages, out_over, 2, b2, l2, crits, 1)
+            _count_at(out_stages, out_over, 3, b3, l3, wounds, 1)
+            _count_at(out_stages, out_over, 4, b4, l4, crit_wounds, 1)
+            if lethal:
+                _count_at(out_stages, out_over, 5, b5, l5, auto, 1)
+            if devastating:
+                _count_at(out_stages, out_over, 6, b6, l6, pending, 1)
+            _count_at(out_stages, out_over, 7, b7, l7, unsaved, 1)
+            _count_at(out_stages, out_over, 8, b8, l8, before, 1)
+            if fnp:  # else the engine copies DAMAGE_BEFORE_FNP: the same
+                _count_at(out_stages, out_over, 9, b9, l9, after, 1)
+        if hazardous:
+            lost, dead, pos, s = _hazardous(firing, params[P_HAZ_WOUNDS], params[P_HAZ_FNP], buf, pos, s)
+            out_hazard[lost] += 1
+            out_hazard_models[dead] += 1
+    if keep_stages:
+        if fixed_attacks >= 0:
+            _count_at(out_stages, out_over, 0, b0, l0, fixed_attacks, n_trials)
+        if torrent:
+            _count_at(out_stages, out_over, 2, b2, l2, 0, n_trials)
+        if not lethal:
+            _count_at(out_stages, out_over, 5, b5, l5, 0, n_trials)
+        if not devastating:
+            _count_at(out_stages, out_over, 6, b6, l6, 0, n_trials)
+    st[S_POS] = pos
+    st[S_COUNTER] = s
+
+
+@jit
+def run_chunks(stages, rolls, roll_maps, roll_flags, params, streams, chunk_trials, out_damage, out_models,
+               offsets, out_stages, out_hazard, out_hazard_models, out_over, table, alias, jt, jown, jalias, jstart,
+               jchunk, buffers, first, step, slot):
+    """Simulate ``chunk_trials[c]`` more trials of chunks c = first, first + step, ..., adding
+    to row ``slot`` of every histogram.
 
     stages: int8[4, 36]  rows of mathhammer.codes.Stage; column (first face-1)*6 + (re-roll face-1)
     rolls: int64[3, 2]  (number of D6, number of D3) per mathhammer.codes.Roll
@@ -371,14 +523,32 @@ def simulate_chunks(stages, rolls, roll_maps, roll_flags, params, streams, chunk
     streams: uint64[n_chunks, N_STREAM]  each chunk's random stream (S_POS, ...), advanced in place;
         a new chunk's row is (BUFFER, seed, 0, 0) (mathhammer.kernel.new_streams)
     chunk_trials: int64[n_chunks]  trials to run now in each chunk (0 for a finished chunk)
-    out_damage: int64[n_chunks, damage_max + 1]  trials by wounds lost by the target
-    out_models: int64[n_chunks, target_models + 1]  trials by models destroyed
+    out_damage: int64[slots, damage_max + 1]  trials by wounds lost by the target
+    out_models: int64[slots, target_models + 1]  trials by models destroyed
     offsets: int64[11]  where each mathhammer.codes.StageCount histogram starts in a row of out_stages
-    out_stages: int64[n_chunks, offsets[10]]  trials by each stage count (filled with Flag.STAGES)
-    out_hazard: int64[n_chunks, 3 * firing + 1]  trials by wounds lost to Hazardous tests
-    out_hazard_models: int64[n_chunks, firing + 1]  trials by firing models lost to them
+    out_stages: int64[slots, offsets[10]]  trials by each stage count (filled with Flag.STAGES);
+        the last bin of each holds that value and every larger one. Without Feel No Pain the
+        damage after it may be left empty: it is the damage before it (the engine copies it)
+    out_hazard: int64[slots, 3 * firing + 1]  trials by wounds lost to Hazardous tests
+    out_hazard_models: int64[slots, firing + 1]  trials by firing models lost to them
+    out_over: float64[slots, 2 * N_STAGES]  sum and sum of squares of the values in each stage
+        histogram's last bin
+    table, alias: the binomial tables (mathhammer.kernel.binomial.tables)
+    jt, jown, jalias, jstart, jchunk: the joint tables (mathhammer.kernel.joint.joint_tables)
+    buffers: uint64[slots, BUFFER]  scratch space for the random streams (the kernel allocates nothing)
     All outputs are zeroed by the caller before the first call and only added to.
     """
-    for c in prange(streams.shape[0]):
-        _run_chunk(stages, rolls, roll_maps, roll_flags, params, streams[c], chunk_trials[c], out_damage[c],
-                   out_models[c], offsets, out_stages[c], out_hazard[c], out_hazard_models[c])
+    command = params[P_COMMAND]
+    keep_stages = (params[P_FLAGS] & F_STAGES) != 0
+    fast = command != C_HIT and command != C_WOUND and command != C_SAVE \
+        and rolls[SUSTAINED, 0] + rolls[SUSTAINED, 1] == 0 \
+        and (jchunk[J_HIT] > 0 and jchunk[J_WOUND] > 0 if keep_stages else jchunk[J_FINAL] > 0)
+    for c in range(first, streams.shape[0], step):
+        if fast:
+            _run_fast(stages, rolls, roll_maps, roll_flags, params, streams[c], chunk_trials[c], out_damage[slot],
+                      out_models[slot], offsets, out_stages[slot], out_hazard[slot], out_hazard_models[slot],
+                      out_over[slot], table, alias, jt, jown, jalias, jstart, jchunk, buffers[slot])
+        else:
+            _run_chunk(stages, rolls, roll_maps, roll_flags, params, streams[c], chunk_trials[c], out_damage[slot],
+                       out_models[slot], offsets, out_stages[slot], out_hazard[slot], out_hazard_models[slot],
+                       out_over[slot], table, alias, buffers[slot])

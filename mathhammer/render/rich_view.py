@@ -125,8 +125,15 @@ _STAGE_LABELS = {
 }
 
 
+def _value(d: Distribution, q: float, g: Glyphs) -> str:
+    """Quantile ``q`` of ``d``; "≥ K" at the last bin of a capped distribution, which holds
+    every value from K up."""
+    k = d.quantile(q)
+    return g(f"≥ {k}") if d.capped_at is not None and k >= d.capped_at else str(k)
+
+
 def _stage_row(label: str, d: Distribution, g: Glyphs) -> tuple[str, ...]:
-    return (label, f"{d.mean():.3f}", _sd(d), str(d.quantile(0.5)), g(f"{d.quantile(0.05)}–{d.quantile(0.95)}"))
+    return (label, f"{d.mean():.3f}", _sd(d), _value(d, 0.5, g), f"{_value(d, 0.05, g)}{g('–')}{_value(d, 0.95, g)}")
 
 
 def stages_table(result: DamageResult, g: Glyphs = _same) -> Table:
