@@ -139,9 +139,9 @@ def test_monte_carlo_bytes_is_what_the_engine_allocates(monkeypatch: pytest.Monk
     seen: list[tuple[Any, ...]] = []
     real = kernel.simulate_chunks
 
-    def spy(*args: Any, threads: int = 1) -> None:
+    def spy(*args: Any, **kwargs: Any) -> None:
         seen.append(args)
-        real(*args, threads=threads)
+        real(*args, **kwargs)
 
     monkeypatch.setattr(kernel, "simulate_chunks", spy)
     inputs = _inputs("A2 BS3+ S4 AP0 D D3 [HAZARDOUS, SUSTAINED HITS 2]", "T4 SV3+ W2 MODELS10", 5)

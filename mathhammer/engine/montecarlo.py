@@ -39,6 +39,8 @@ _CHUNK_TRIALS = 1_024
 BATCH_SECONDS = 0.2
 #: Most a batch may grow over the previous one (timings of tiny batches are noisy).
 _MAX_GROWTH = 16
+#: A kernel call expected to take less than this (on one thread) is not split across threads.
+_PARALLEL_SECONDS = 0.0005
 
 #: Whether a compile shows seconds elapsed on a terminal (set by :func:`live_compile_status`).
 _LIVE: ContextVar[bool] = ContextVar("mathhammer_live_compile_status", default=False)
@@ -85,18 +87,29 @@ def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt
                  threads: int) -> float:
     """Call the kernel until chunk c has run ``sizes[c]`` trials, each call about BATCH_SECONDS
     long (``batch`` is the kernel's trials-per-chunk argument in ``args``), on ``threads``
-    threads. Returns the seconds."""
+    threads. Returns the seconds.
+
+    The first calls are tiny (they measure the speed, so that a Ctrl-C is never far away); a call
+    expected to take less than _PARALLEL_SECONDS runs on the calling thread alone, where handing
+    it to a second thread would cost more than it saves.
+    """
     from .. import kernel
 
     start = time.perf_counter()
     left = sizes.copy()
     per_chunk = 1  # the first batches measure the speed; KeyboardInterrupt propagates between calls
-    while left.any():
-        np.minimum(left, per_chunk, out=batch)
-        t0 = time.perf_counter()
-        kernel.simulate_chunks(*args, threads=threads)
-        left -= batch
-        per_chunk = next_batch(per_chunk, time.perf_counter() - t0)
+    trial_seconds = 0.0  # one thread's seconds per trial, as last measured
+    with kernel.worker_pool(threads) as pool:
+        while left.any():
+            np.minimum(left, per_chunk, out=batch)
+            trials = int(batch.sum())
+            use = threads if trial_seconds * trials >= _PARALLEL_SECONDS else 1
+            t0 = time.perf_counter()
+            kernel.simulate_chunks(*args, threads=use, pool=pool)
+            seconds = time.perf_counter() - t0
+            left -= batch
+            trial_seconds = seconds * use / trials
+            per_chunk = next_batch(per_chunk, seconds)
     return time.perf_counter() - start
 
 

@@ -6,7 +6,9 @@ Kernels know nothing of rules: they compare dice against the tables that
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import numba
@@ -20,7 +22,8 @@ from .rng import BUFFER, N_STREAM, S_COUNTER, S_POS
 from .simulate import N_STAGES, run_chunks
 
 __all__ = ["BUFFER", "N_STAGES", "cache_path", "joint_tables_for", "max_threads", "new_streams", "prepare",
-           "prepare_simulation", "run_chunks", "simulate_chunks", "simulation_tables", "tables"]
+           "prepare_simulation", "run_chunks", "simulate_chunks", "simulation_tables", "tables",
+           "worker_pool"]
 
 # Rows, parameters and flags of mathhammer.codes (kept free of it, as simulate.py is).
 _SUSTAINED = 1
@@ -73,24 +76,46 @@ def new_streams(seeds: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     return streams
 
 
-def simulate_chunks(*args: Any, threads: int = 1) -> None:
+def simulate_chunks(*args: Any, threads: int = 1, pool: Executor | None = None) -> None:
     """Run :func:`run_chunks` on ``args`` (its arguments up to ``start``) for every chunk, on
     ``threads`` threads: thread w runs chunks w, w + threads, ... into histogram row w.
 
     The kernel releases the GIL, so plain Python threads run side by side; each chunk's trials
     and random stream are the same whichever thread runs it, so the summed counts are too.
-    ``threads`` is capped by the number of chunks and of histogram rows.
+    ``threads`` is capped by the number of chunks and of histogram rows. ``pool`` (from
+    :func:`worker_pool`) saves starting threads on every call of a run made of many calls.
     """
     n_chunks = args[5].shape[0]
     workers = max(1, min(threads, n_chunks, args[7].shape[0]))
     if workers == 1:
         run_chunks(*args, 0, 1, 0)
         return
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mathhammer-kernel") as pool:
-        submit: Any = pool.submit  # mypy cannot type a call with *args and more positionals
-        futures = [submit(run_chunks, *args, w, workers, w) for w in range(workers)]
-        for f in futures:
-            f.result()
+    if pool is None:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mathhammer-kernel") as own:
+            _fan_out(own, args, workers)
+    else:
+        _fan_out(pool, args, workers)
+
+
+def _fan_out(pool: Executor, args: tuple[Any, ...], workers: int) -> None:
+    submit: Any = pool.submit  # mypy cannot type a call with *args and more positionals
+    futures = [submit(run_chunks, *args, w, workers, w) for w in range(workers)]
+    for f in futures:
+        f.result()
+
+
+@contextmanager
+def worker_pool(threads: int) -> Iterator[Executor | None]:
+    """Threads for the kernel calls of one run (``None`` for one thread), shut down after it:
+    nothing outlives the run."""
+    if threads <= 1:
+        yield None
+        return
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mathhammer-kernel")
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True)
 
 
 def prepare(kernel: Any, args: tuple[object, ...], *, live: bool = False) -> None:
