@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["SCHEMA", "DamageResult", "Distribution"]
+__all__ = ["ROW_BLOCK", "SCHEMA", "DamageResult", "Distribution", "RowsHook"]
 
 SCHEMA = "mathhammer.result/1"
+#: Rows per block of :meth:`Distribution.iter_rows`: small enough that a block's Python
+#: numbers stay a few MB, large enough that the per-block overhead does not show.
+ROW_BLOCK = 4096
+#: Stands in for each ``distribution`` list of the JSON document (see ``to_dict(rows=...)``).
+RowsHook = Callable[["Distribution"], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +116,29 @@ class Distribution:
         c = self.cdf()
         return int(np.searchsorted(c, q - 1e-12, side="left"))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The stat block of the JSON contract; a capped distribution adds ``capped_at`` (its
-        last ``distribution`` row, and a quantile equal to it, mean "that value or more")."""
+    def tail(self) -> npt.NDArray[np.float64]:
+        """P(X >= k) for every k, summed from the top (the JSON rows' ``p_at_least`` before it
+        is capped at 1)."""
         p = self.probabilities
-        tail = np.cumsum(p[::-1])[::-1]
+        return np.cumsum(p[::-1])[::-1]
+
+    def iter_rows(self, block: int = ROW_BLOCK) -> Iterator[list[tuple[int, float, float]]]:
+        """The ``distribution`` rows of :meth:`to_dict` as (value, p, p_at_least) tuples of
+        Python numbers, ``block`` rows at a time, so that a writer never holds them all."""
+        p = self.probabilities
+        tail = self.tail()
+        for lo in range(0, p.size, block):
+            hi = min(p.size, lo + block)
+            # tolist() gives the same floats as float(p[k]); min keeps to_dict's NaN handling
+            yield [(k, pk, min(1.0, tk))
+                   for k, pk, tk in zip(range(lo, hi), p[lo:hi].tolist(), tail[lo:hi].tolist(), strict=True)]
+
+    def to_dict(self, rows: RowsHook | None = None) -> dict[str, Any]:
+        """The stat block of the JSON contract; a capped distribution adds ``capped_at`` (its
+        last ``distribution`` row, and a quantile equal to it, mean "that value or more").
+
+        ``rows``, when given, builds the ``distribution`` entry in place of the list of rows
+        (a streaming writer puts a placeholder there and writes the rows itself)."""
         capped = {} if self.capped_at is None else {"capped_at": self.capped_at}
         return {
             "mean": self.mean(),
@@ -124,10 +148,15 @@ class Distribution:
             "median": self.quantile(0.5),
             "p05": self.quantile(0.05),
             "p95": self.quantile(0.95),
-            "distribution": [{"value": int(k), "p": float(p[k]), "p_at_least": float(min(1.0, tail[k]))}
-                             for k in range(p.size)],
+            "distribution": self._row_dicts() if rows is None else rows(self),
             **capped,
         }
+
+    def _row_dicts(self) -> list[dict[str, Any]]:
+        """Every row of the ``distribution`` list, as dicts."""
+        p = self.probabilities
+        tail = self.tail()
+        return [{"value": int(k), "p": float(p[k]), "p_at_least": float(min(1.0, tail[k]))} for k in range(p.size)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,30 +182,33 @@ class DamageResult:
         """P(every model of the target is destroyed)."""
         return self.models_destroyed.p_at_least(self.target_models)
 
-    def _both_dict(self, writer: dict[str, str]) -> dict[str, Any]:
+    def _both_dict(self, writer: dict[str, str], rows: RowsHook | None = None) -> dict[str, Any]:
         """With ``method`` both: the Monte Carlo estimates and the ``agreement`` object."""
         mc = self.provenance.get("monte_carlo")
         if mc is None:
             return {}
-        return {"monte_carlo": {"trials": mc.trials, "seed": mc.seed, "damage": mc.damage.to_dict(),
-                                "models_destroyed": mc.models_destroyed.to_dict(),
+        return {"monte_carlo": {"trials": mc.trials, "seed": mc.seed, "damage": mc.damage.to_dict(rows),
+                                "models_destroyed": mc.models_destroyed.to_dict(rows),
                                 "p_destroy_unit": mc.p_destroy_unit(), "simulate_seconds": mc.seconds},
                 "agreement": self.provenance["agreement"].to_dict()}
 
-    def _hazard_dict(self) -> dict[str, Any] | None:
+    def _hazard_dict(self, rows: RowsHook | None = None) -> dict[str, Any] | None:
         """The ``hazardous`` stat block: wounds the firing unit loses to Hazardous tests, and
         (when its profile is known) the chance it loses a model."""
         if self.hazardous is None:
             return None
-        out = self.hazardous.to_dict()
+        out = self.hazardous.to_dict(rows)
         if self.hazard_models is not None and self.provenance.get("attacker_known"):
-            out["models_lost"] = self.hazard_models.to_dict()
+            out["models_lost"] = self.hazard_models.to_dict(rows)
             out["p_lose_model"] = self.hazard_models.p_at_least(1)
         return out
 
-    def to_dict(self, writer: dict[str, str]) -> dict[str, Any]:
+    def to_dict(self, writer: dict[str, str], rows: RowsHook | None = None) -> dict[str, Any]:
         """The JSON document (schema ``mathhammer.result/1``); descriptive objects come from
-        ``provenance`` (attacker, target, context, thresholds, warnings)."""
+        ``provenance`` (attacker, target, context, thresholds, warnings).
+
+        ``rows`` is passed to every :meth:`Distribution.to_dict` (a streaming writer's
+        placeholders); without it the document is complete."""
         prov = self.provenance
         return {
             "schema": SCHEMA,
@@ -188,13 +220,13 @@ class DamageResult:
             "target": prov.get("target"),
             "context": prov.get("context"),
             "thresholds": prov.get("thresholds"),
-            "damage": self.damage.to_dict(),
-            "models_destroyed": self.models_destroyed.to_dict(),
+            "damage": self.damage.to_dict(rows),
+            "models_destroyed": self.models_destroyed.to_dict(rows),
             "p_destroy_unit": self.p_destroy_unit(),
-            "stages": {name: d.to_dict() for name, d in self.stages.items()},
-            "hazardous": self._hazard_dict(),
+            "stages": {name: d.to_dict(rows) for name, d in self.stages.items()},
+            "hazardous": self._hazard_dict(rows),
             "explain": list(prov.get("explain", [])),
-            **self._both_dict(writer),
+            **self._both_dict(writer, rows),
             "warnings": list(prov.get("warnings", [])),
             "timing": {"compute_seconds": self.seconds},
         }

@@ -14,7 +14,7 @@ import functools
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import IntEnum
 from typing import IO, Any, TypeVar
 
@@ -23,8 +23,8 @@ import typer
 from ..errors import MathhammerError
 from ..render.ascii import can_encode, to_ascii
 
-__all__ = ["ExitCode", "ascii_stdout", "echo_err", "emit_json", "emit_text", "emit_view", "finish", "handle_errors",
-           "output_failed", "report", "warn"]
+__all__ = ["ExitCode", "ascii_stdout", "echo_err", "emit_json", "emit_json_pieces", "emit_text", "emit_view", "finish",
+           "handle_errors", "output_failed", "report", "warn"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -170,8 +170,22 @@ def _json_escape(text: str, encoding: str | None) -> str:
 
 def emit_json(text: str) -> None:
     """Machine output: plain text on stdout (never through rich, which may wrap)."""
-    encoding = getattr(sys.stdout, "encoding", None)
-    _write((text if can_encode(text, encoding) else _json_escape(text, encoding)) + "\n")
+    emit_json_pieces((text,))
+
+
+def emit_json_pieces(pieces: Iterable[str]) -> None:
+    """Machine output written as it is produced (a large document is never one string): the
+    pieces, each escaped like :func:`emit_json` (the escaping is per character, so piece by
+    piece gives the same bytes), then a newline."""
+    try:
+        out = _stdout()
+        encoding = getattr(out, "encoding", None)
+        for piece in pieces:
+            out.write(piece if can_encode(piece, encoding) else _json_escape(piece, encoding))
+        out.write("\n")
+        out.flush()
+    except OSError as e:
+        raise typer.Exit(output_failed(e)) from None
 
 
 def ascii_stdout() -> bool:

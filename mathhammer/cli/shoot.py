@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..model import CommandReroll, Method, RulesVersion
 from ..render import OutputFormat
 from . import options as o
-from ._io import ExitCode, ascii_stdout, emit_json, emit_view, handle_errors, warn
+from ._io import ExitCode, ascii_stdout, emit_json_pieces, emit_view, handle_errors, warn
 
 WeaponArg = Annotated[str, typer.Argument(
     help=("Weapon: a profile name (e.g. railgun), a unit with one such weapon, or inline like "
@@ -66,9 +66,9 @@ def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: b
     for message in result.provenance["warnings"]:
         warn(message)
     if fmt is OutputFormat.JSON:
-        from ..render.records import to_json
+        from ..render.records import iter_json
 
-        emit_json(to_json(result))
+        emit_json_pieces(iter_json(result))
     else:
         from ..render.rich_view import result_view
 

@@ -1,4 +1,5 @@
-"""Renderers return a rich renderable or a string; they never print.
+"""Renderers return a rich renderable, a string or (for a JSON document that may be large) an
+iterator of strings; they never print.
 
 Percentages and rounding happen here and only here.
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.measure import Measurement
 from rich.padding import Padding
@@ -46,14 +47,15 @@ def _bins(dist: Distribution) -> list[tuple[int, int]]:
     """Value ranges shown as histogram rows: one per value (runs of impossible or never-seen
     values merged into one row), or equal-width bins when that is more than _MAX_ROWS rows."""
     p = dist.probabilities
-    rows: list[tuple[int, int]] = []
-    for k in range(p.size):
-        if rows and p[k] == 0 and p[rows[-1][1]] == 0:
-            rows[-1] = (rows[-1][0], k)
-        else:
-            rows.append((k, k))
-    if len(rows) <= _MAX_ROWS:
-        return rows
+    if p.size == 0:
+        return []
+    # a row starts at 0 and wherever a value is not a zero following a zero; found with numpy,
+    # since a distribution may have a million values and only _MAX_ROWS rows are ever shown
+    zero = p == 0
+    starts = np.flatnonzero(np.concatenate(([True], ~(zero[1:] & zero[:-1]))))
+    if starts.size <= _MAX_ROWS:
+        ends = np.append(starts[1:] - 1, p.size - 1)
+        return [(int(lo), int(hi)) for lo, hi in zip(starts, ends, strict=True)]
     width = -(-p.size // _MAX_ROWS)
     return [(lo, min(p.size - 1, lo + width - 1)) for lo in range(0, p.size, width)]
 
