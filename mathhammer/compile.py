@@ -19,16 +19,16 @@ import numpy.typing as npt
 from . import dice, rules
 from .codes import MAX_RAW, PAIRS, REROLLABLE, Command, Flag, Param, Roll, RollFlag, Stage, StageCount
 from .errors import MatchupError
-from .limits import MONTE_CARLO_MAX_BYTES, size_text
+from .limits import MAX_CHUNKS, MONTE_CARLO_MAX_BYTES, size_text
 from .model import Ability, CommandReroll, DamageReroll, DiceExpr, Matchup, RerollPolicy, RulesVersion, SaveReroll
 
 __all__ = ["STAGE_CAP", "Compiled", "KernelInputs", "Plan", "check_monte_carlo", "compile_matchup",
            "monte_carlo_bytes", "monte_carlo_threads"]
 
 #: Most bins a Monte Carlo stage histogram keeps one by one: values 0 .. STAGE_CAP - 1, and
-#: STAGE_CAP meaning "STAGE_CAP or more" (the kernel keeps the exact sum and sum of squares of
-#: those, so the stage's mean and sd stay exact). Bounds a stage row at 10 x 4,097 int64s
-#: whatever the attacks, Sustained Hits and damage. At least TABLE_N (32) of
+#: STAGE_CAP meaning "STAGE_CAP or more" (the kernel keeps the sum and sum of squares of those,
+#: so the stage's mean and sd are those of every sample, up to float64 rounding). Bounds a
+#: stage row at 10 x 4,097 int64s whatever the attacks, Sustained Hits and damage. At least TABLE_N (32) of
 #: mathhammer.kernel.binomial: the joint tables read the attacks and hits histograms' lengths
 #: as bounds that only save work.
 STAGE_CAP = 4_096
@@ -692,25 +692,28 @@ _SUM_ROWS = 2
 
 
 def _row_bytes(inputs: KernelInputs) -> int:
-    """Bytes of one thread's row of every histogram (int64 counts, float64 sums of the capped
-    stage values)."""
+    """Bytes of one thread's row of every histogram (int64 counts)."""
     firing = int(inputs.params[Param.FIRING_MODELS])
     bins = (inputs.damage_max + 1 + inputs.target_models + 1 + int(inputs.stage_offsets[-1]) + inputs.hazard_max + 1
             + firing + 1)
-    return 8 * (bins + 2 * len(StageCount))
+    return 8 * bins
 
 
-def monte_carlo_bytes(inputs: KernelInputs, threads: int = 1) -> int:
+#: Bytes of one chunk's float64 sums of the capped stage values (at most MAX_CHUNKS of them).
+_OVER_BYTES = 8 * 2 * len(StageCount)
+
+
+def monte_carlo_bytes(inputs: KernelInputs, threads: int = 1, chunks: int = MAX_CHUNKS) -> int:
     """Memory of the histograms :func:`mathhammer.engine.montecarlo.run` allocates for
     ``inputs`` on ``threads`` threads: one row of each histogram per thread (whatever the
-    number of chunks or trials)."""
-    return _row_bytes(inputs) * threads
+    number of trials), and one row of capped-stage sums per chunk."""
+    return _row_bytes(inputs) * threads + _OVER_BYTES * chunks
 
 
 def monte_carlo_threads(inputs: KernelInputs, threads: int) -> int:
     """The most threads, up to ``threads`` and at least 1, whose histogram rows and their sums
     fit MONTE_CARLO_MAX_BYTES (fewer threads never change the counts, only the speed)."""
-    fit = MONTE_CARLO_MAX_BYTES // _row_bytes(inputs) - _SUM_ROWS
+    fit = (MONTE_CARLO_MAX_BYTES - _OVER_BYTES * MAX_CHUNKS) // _row_bytes(inputs) - _SUM_ROWS
     return max(1, min(threads, fit))
 
 

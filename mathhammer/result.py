@@ -32,7 +32,7 @@ class Distribution:
 
     A *capped* distribution (``capped_at`` = K, a Monte Carlo stage histogram) lists values
     0 .. K - 1 one by one and ``probabilities[K]`` = P(X >= K); its ``moments`` (mean, sd) are
-    those of the uncapped samples, so ``mean`` and ``sd`` stay exact while the quantiles and
+    those of the uncapped samples (up to float64 rounding), while the quantiles and
     ``p_at_least`` hold up to K (a quantile of K means "K or more").
     """
 

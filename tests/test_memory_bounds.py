@@ -101,7 +101,7 @@ def test_the_issue_7_request_is_computed_with_exact_stage_moments() -> None:
     # Hazardous 3 x 1000 wounds and 1000 models (sized even when unused); 2 sums per stage.
     stage_bins = [STAGE_CAP + 1] * 5 + [1, 1] + [STAGE_CAP + 1] * 3  # no Lethal/Devastating
     bins = 1_000_001 + 1_001 + sum(stage_bins) + 3_001 + 1_001
-    assert monte_carlo_bytes(inputs) == 8 * (bins + 2 * len(StageCount))
+    assert monte_carlo_bytes(inputs, chunks=1) == 8 * (bins + 2 * len(StageCount))
     trials = 400
     r = montecarlo.run(inputs, trials=trials, seed=5)
     # 1000 independent 2D6: mean 7,000, sd sqrt(1000 x 35/6); every value >= STAGE_CAP.
@@ -148,10 +148,11 @@ def test_monte_carlo_bytes_is_what_the_engine_allocates(monkeypatch: pytest.Monk
     montecarlo.run(inputs, trials=5_000, seed=2, threads=2)
     args = seen[0]
     # out_damage, out_models, out_stages, out_hazard, out_hazard_models, out_over
-    outputs = [args[i] for i in (7, 8, 10, 11, 12, 13)]
+    outputs = [args[i] for i in (7, 8, 10, 11, 12)]
     rows = {a.shape[0] for a in outputs}
     assert rows == {2}  # one row per thread, not per chunk (5,000 trials run 5 chunks)
-    assert sum(a.nbytes for a in outputs) == monte_carlo_bytes(inputs, 2)
+    assert args[13].shape[0] == 5  # the float sums of capped stages: one row per chunk
+    assert sum(a.nbytes for a in outputs) + args[13].nbytes == monte_carlo_bytes(inputs, 2, chunks=5)
 
 
 def test_a_target_without_wounds_beyond_the_budget_is_refused_in_one_line() -> None:
@@ -199,3 +200,16 @@ def test_the_table_shows_a_capped_quantile_as_at_least_the_cap() -> None:
     console.print(stages_table(r))
     text = console.export_text()
     assert f"≥ {STAGE_CAP}" in text
+
+
+def test_capped_stage_moments_do_not_depend_on_threads_or_batching() -> None:
+    # The float sums behind a capped stage's mean and sd are kept per chunk and added trial by
+    # trial, so they are bit-identical for any thread count (sums beyond 2**53 round, and the
+    # order of additions would otherwise show).
+    target = replace(parse_target("T4 SV3+ W1"), wounds=None)
+    m = Matchup(weapon=parse_weapon("A999 BS2+ S10 AP0 D999"), target=target, context=Context())
+    inputs = compile_matchup(m).inputs
+    runs = [montecarlo.run(inputs, trials=300_000, seed=7, threads=t) for t in (1, 2, 2)]
+    blocks = [r.stages["damage_before_fnp"] for r in runs]
+    assert blocks[0].capped_at is not None
+    assert len({(b.mean(), b.sd()) for b in blocks}) == 1

@@ -155,7 +155,7 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
     out_stages = np.zeros((slots, int(inputs.stage_offsets[-1])), dtype=np.int64)
     out_hazard = np.zeros((slots, inputs.hazard_max + 1), dtype=np.int64)
     out_hazard_models = np.zeros((slots, firing + 1), dtype=np.int64)
-    out_over = np.zeros((slots, 2 * len(StageCount)), dtype=np.float64)
+    out_over = np.zeros((n, 2 * len(StageCount)), dtype=np.float64)  # per chunk: see the kernel
     params = inputs.params.copy()
     if stages:
         params[Param.FLAGS] |= Flag.STAGES

@@ -295,8 +295,9 @@ def _count_at(out_stages, out_over, i, base, last, value, times):
     else:
         out_stages[base + last] += times
         v = float(value)
-        out_over[2 * i] += v * times
-        out_over[2 * i + 1] += v * v * times
+        for _ in range(times):  # one addition per trial, as _record: the float sums come out
+            out_over[2 * i] += v  # the same however a chunk's trials are split into calls
+            out_over[2 * i + 1] += v * v
 
 
 @jit
@@ -531,8 +532,9 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, streams, chunk_tria
         damage after it may be left empty: it is the damage before it (the engine copies it)
     out_hazard: int64[slots, 3 * firing + 1]  trials by wounds lost to Hazardous tests
     out_hazard_models: int64[slots, firing + 1]  trials by firing models lost to them
-    out_over: float64[slots, 2 * N_STAGES]  sum and sum of squares of the values in each stage
-        histogram's last bin
+    out_over: float64[n_chunks, 2 * N_STAGES]  sum and sum of squares of the values in each stage
+        histogram's last bin, per chunk (so that the float sums, added trial by trial in the chunk's
+        order, never depend on the thread count or on how the trials were split into calls)
     table, alias: the binomial tables (mathhammer.kernel.binomial.tables)
     jt, jown, jalias, jstart, jchunk: the joint tables (mathhammer.kernel.joint.joint_tables)
     buffers: uint64[slots, BUFFER]  scratch space for the random streams (the kernel allocates nothing)
@@ -547,8 +549,8 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, streams, chunk_tria
         if fast:
             _run_fast(stages, rolls, roll_maps, roll_flags, params, streams[c], chunk_trials[c], out_damage[slot],
                       out_models[slot], offsets, out_stages[slot], out_hazard[slot], out_hazard_models[slot],
-                      out_over[slot], table, alias, jt, jown, jalias, jstart, jchunk, buffers[slot])
+                      out_over[c], table, alias, jt, jown, jalias, jstart, jchunk, buffers[slot])
         else:
             _run_chunk(stages, rolls, roll_maps, roll_flags, params, streams[c], chunk_trials[c], out_damage[slot],
                        out_models[slot], offsets, out_stages[slot], out_hazard[slot], out_hazard_models[slot],
-                       out_over[slot], table, alias, buffers[slot])
+                       out_over[c], table, alias, buffers[slot])
