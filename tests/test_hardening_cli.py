@@ -153,7 +153,11 @@ def test_out_of_range_names_option_value_and_limit(opt: str, value: str, limit: 
 
 
 @pytest.mark.parametrize("args", [["--crit-hit", "99999999999999999999"], ["--models", "-99999999999999999999"],
-                                  ["--threads", "99999999999999999999"]])
+                                  ["--threads", "99999999999999999999"],
+                                  # beyond int()'s 4,300-digit limit, and far beyond: never expanded
+                                  ["--crit-hit", "1e5000"], ["--crit-wound", "1e4400"], ["--threads", "1e5000"],
+                                  ["--models", "-1e5000"], ["--crit-hit", "1e999999999"],
+                                  ["--seed", "1e999999999"]])
 def test_huge_values_checked_later_are_still_errors(args: list[str]) -> None:
     r = run("shoot", "railgun", "-t", "knight", "--trials", "10", *args)
     assert r.exit_code == 1, r.output
@@ -214,7 +218,8 @@ def test_closed_stderr_does_not_fail_a_success(cmd: list[str], args: list[str]) 
 
 
 @pytest.mark.parametrize("cmd", ENTRY_POINTS)
-@pytest.mark.parametrize("args", [EXACT, [*EXACT, "-f", "json"], MC, ["--help"], ["--version"], ["profiles", "list"]])
+@pytest.mark.parametrize("args", [EXACT, [*EXACT, "-f", "json"], MC, ["--help"], ["--version"], ["profiles", "list"],
+                                  [], ["shoot"], ["profiles"]])
 def test_full_disk_is_one_line_and_exit_1(cmd: list[str], args: list[str]) -> None:
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
@@ -419,3 +424,22 @@ def test_hostile_input_never_a_traceback(args: list[str], code: int) -> None:
     r = run(*args)
     assert r.exit_code == code, r.output
     assert r.stderr.startswith("Error: ") and "Traceback" not in r.stderr and "internal error" not in r.stderr
+
+
+@pytest.mark.parametrize(("args", "shown"), [
+    (["--trials", "\uff11\uff10"], "'\\uff11\\uff10'"),             # fullwidth digits are not 10
+    (["--trials", "\u22125"], "'\\u22125'"),                          # a minus sign is not '-'
+    (["-t", "T4 SV3+ W2 [CAF\u00c9]"], "CAF\\xc9"),                   # a repeated option's value
+])
+def test_ascii_stderr_never_folds_what_was_typed(args: list[str], shown: str) -> None:
+    r = proc(PY, "shoot", "railgun", "-t", "knight", "--exact", *args, capture_output=True, text=True,
+             env={**os.environ, "PYTHONIOENCODING": "ascii", "NO_COLOR": "1"})
+    assert r.returncode in (1, 2), r.stderr
+    assert shown in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(("name", "kind"), [("crisis", "unit"), ("missile", "weapon")])
+def test_profiles_show_says_ambiguous_not_unknown(name: str, kind: str) -> None:
+    r = run("profiles", "show", name)
+    assert r.exit_code == 1, r.output
+    assert r.stderr.startswith(f"Error: {kind}: ambiguous {kind} name") and "unknown" not in r.stderr

@@ -488,6 +488,16 @@ def _valid_entry(cache: Path, points: int) -> bytes:
     return hashlib.sha256(payload).digest() + payload
 
 
+def test_a_valid_private_entry_is_served(tmp_path: Path, cache: Path) -> None:
+    """The positive control of the tests below: a well-formed entry that is the user's own and
+    private is what the library returns (points 5, not the file's 100), so "ignored" means
+    something there."""
+    _write(tmp_path / "p", UNIT)
+    load_library([tmp_path / "p"], use_env=False)
+    _replace_entry(cache, _valid_entry(cache, 5), mode=0o600)
+    assert load_library([tmp_path / "p"], use_env=False).find("testers", "unit").points == 5
+
+
 @pytest.mark.parametrize("damage", ["truncated", "empty", "flipped", "wrong types", "not marshal"])
 def test_a_damaged_entry_is_ignored(tmp_path: Path, cache: Path, damage: str) -> None:
     import hashlib

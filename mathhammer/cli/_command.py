@@ -84,7 +84,10 @@ def _click_error(e: Exception, argv: list[str]) -> int:
         raise e
     ctx = getattr(e, "ctx", None)
     if type(e).__name__ == "NoArgsIsHelpError" and ctx is not None:
-        _io.emit_text(ctx.get_help())  # a bare command asks for its help: not an error
+        try:
+            _io.emit_text(ctx.get_help())  # a bare command asks for its help: not an error
+        except typer.Exit as failed:  # stdout could not take it: emit_text said so in one line
+            return int(failed.exit_code or 0)
         return _io.ExitCode.OK
     where = ctx.command_path if ctx is not None else "mathhammer"
     hint = f"\n  hint: {where} --help" if e.exit_code == _io.ExitCode.USAGE else ""

@@ -21,7 +21,7 @@ from typing import IO, Any, TypeVar
 import typer
 
 from ..errors import MathhammerError
-from ..render.ascii import can_encode, to_ascii
+from ..render.ascii import can_encode, escape_ascii, to_ascii
 
 __all__ = ["ExitCode", "ascii_stdout", "echo_err", "emit_json", "emit_json_pieces", "emit_text", "emit_view", "finish",
            "handle_errors", "output_failed", "report", "warn"]
@@ -59,9 +59,9 @@ def error_text(e: MathhammerError) -> str:
 def _ascii_error_text(e: MathhammerError) -> str:
     """``error_text`` for a stderr that cannot encode it: symbols spelled in ASCII, but the
     offending value escaped (``'\\xd7'``), since it is the one thing that must be shown exactly."""
-    text = f"Error: {to_ascii(e.where)}: {to_ascii(e.what)}" if e.where else f"Error: {to_ascii(e.what)}"
+    text = f"Error: {escape_ascii(e.where)}: {to_ascii(e.what)}" if e.where else f"Error: {to_ascii(e.what)}"
     if e.value is not None:
-        text += f" (got {ascii(e.value) if isinstance(e.value, str) else to_ascii(str(e.value))})"
+        text += f" (got {ascii(e.value) if isinstance(e.value, str) else escape_ascii(str(e.value))})"
     return text + (f"\n  hint: {to_ascii(e.hint)}" if e.hint else "")
 
 
@@ -80,7 +80,7 @@ def echo_err(text: str) -> None:
     if stream is None:
         return
     if not can_encode(text, getattr(stream, "encoding", None)):
-        text = to_ascii(text)
+        text = escape_ascii(text)  # it may quote what was typed: escaped, never folded
     try:
         stream.write(text + "\n")
         stream.flush()

@@ -51,15 +51,7 @@ def show(
     from ..render.profile_view import show_json, show_view
 
     lib = load_library(profiles or ())
-    obj = lib.find(name, "unit", substring=False) or lib.find(name, "weapon", substring=False)
-    if obj is None:
-        try:
-            obj = lib.find(name, "unit")
-        except Exception:  # noqa: BLE001 - fall back to weapons, then report both kinds
-            try:
-                obj = lib.find(name, "weapon")
-            except Exception:  # noqa: BLE001
-                raise lib.unknown(name, ("unit", "weapon")) from None
+    obj = lib.find_any(name)
     if fmt is o.OutputFormat.JSON:
         emit_json(show_json(obj))
     else:

@@ -102,6 +102,24 @@ class Library:
             return None
         raise self.unknown(query, (kind,))
 
+    def find_any(self, query: str) -> Unit | Weapon:
+        """A unit or a weapon: whole names and aliases first (units before weapons), then unique
+        parts of a unit's name, then of a weapon's.
+
+        Raises:
+            ProfileError: ambiguous (with the candidates) or unknown as either kind.
+        """
+        found = self.find(query, "unit", substring=False) or self.find(query, "weapon", substring=False)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        for kind in ("unit", "weapon"):
+            try:
+                return self.find(query, kind)  # type: ignore[no-any-return]
+            except ProfileError as e:
+                if not e.what.startswith("unknown"):
+                    raise  # ambiguous: the candidates help more than "unknown"
+        raise self.unknown(query, ("unit", "weapon"))
+
     def unknown(self, query: str, kinds: tuple[str, ...]) -> ProfileError:
         """The error for a name that matches nothing, with the three closest names."""
         import difflib

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["can_encode", "to_ascii"]
+__all__ = ["can_encode", "escape_ascii", "to_ascii"]
 
 #: Symbols with a readable ASCII spelling; everything else loses its accents (é -> e) or
 #: becomes ``?``.
@@ -38,3 +38,9 @@ def to_ascii(text: str) -> str:
             base = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
             out.append(base or "?")
     return "".join(out)
+
+
+def escape_ascii(text: str) -> str:
+    """``text`` with every non-ASCII character escaped (``\\uff11``), never folded: for lines
+    that may quote what the user typed, where ``１０`` must not turn into ``10``."""
+    return text.encode("ascii", "backslashreplace").decode("ascii")
