@@ -7,6 +7,6 @@ Architecture, one job per module:
 The kernel only compares dice against the tables; the CLI only parses, calls and renders.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["__version__"]
