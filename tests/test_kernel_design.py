@@ -185,3 +185,21 @@ def test_without_stages_whole_attack_draws_agree_with_exact(weapon: str, target:
     bug = exact.run(replace(inputs, stages=stages))
     if "BS3+" in weapon:  # else a Hit roll of 3 misses already
         assert not compare(mc.damage, mc.models_destroyed, bug.damage, bug.models_destroyed, n).agrees
+
+
+def test_workers_run_every_share_and_are_shared_by_runs() -> None:
+    # The kernel's idle threads: one set per process, each share on its own thread, results
+    # identical to one thread (each chunk's stream is the same whichever thread runs it).
+    from mathhammer import kernel
+    from mathhammer.compile import compile_matchup
+    from mathhammer.engine import montecarlo
+    from mathhammer.model import Matchup
+    from mathhammer.notation import parse_target, parse_weapon
+
+    inputs = compile_matchup(Matchup(weapon=parse_weapon("A3 BS3+ S4 AP-1 D2 [LETHAL HITS]"),
+                                     target=parse_target("T4 SV4+ W2 MODELS5"))).inputs
+    one = montecarlo.run(inputs, trials=50_000, seed=3, threads=1)
+    two = montecarlo.run(inputs, trials=50_000, seed=3, threads=2)
+    assert (one.damage.counts == two.damage.counts).all()
+    with kernel.worker_pool(2) as first, kernel.worker_pool(2) as second:
+        assert first is not None and first is second and first.size >= 1

@@ -6,8 +6,9 @@ Kernels know nothing of rules: they compare dice against the tables that
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Iterator
-from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,7 +24,7 @@ from .simulate import N_STAGES, run_chunks
 
 __all__ = ["BUFFER", "N_STAGES", "cache_path", "joint_tables_for", "max_threads", "new_streams", "prepare",
            "prepare_simulation", "run_chunks", "simulate_chunks", "simulation_tables", "tables",
-           "worker_pool"]
+           "Workers", "worker_pool"]
 
 # Rows, parameters and flags of mathhammer.codes (kept free of it, as simulate.py is).
 _SUSTAINED = 1
@@ -76,14 +77,14 @@ def new_streams(seeds: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     return streams
 
 
-def simulate_chunks(*args: Any, threads: int = 1, pool: Executor | None = None) -> None:
+def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None) -> None:
     """Run :func:`run_chunks` on ``args`` (its arguments up to ``start``) for every chunk, on
     ``threads`` threads: thread w runs chunks w, w + threads, ... into histogram row w.
 
     The kernel releases the GIL, so plain Python threads run side by side; each chunk's trials
     and random stream are the same whichever thread runs it, so the summed counts are too.
-    ``threads`` is capped by the number of chunks and of histogram rows. ``pool`` (from
-    :func:`worker_pool`) saves starting threads on every call of a run made of many calls.
+    ``threads`` is capped by the number of chunks and of histogram rows. ``pool`` is the
+    :func:`worker_pool` of the run (the process's workers when not given).
     """
     n_chunks = args[5].shape[0]
     workers = max(1, min(threads, n_chunks, args[7].shape[0]))
@@ -91,31 +92,70 @@ def simulate_chunks(*args: Any, threads: int = 1, pool: Executor | None = None) 
         run_chunks(*args, 0, 1, 0)
         return
     if pool is None:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mathhammer-kernel") as own:
-            _fan_out(own, args, workers)
+        with worker_pool(workers) as own:
+            assert own is not None
+            own.run(args, workers)
     else:
-        _fan_out(pool, args, workers)
+        pool.run(args, workers)
 
 
-def _fan_out(pool: Executor, args: tuple[Any, ...], workers: int) -> None:
-    submit: Any = pool.submit  # mypy cannot type a call with *args and more positionals
-    futures = [submit(run_chunks, *args, w, workers, w) for w in range(workers)]
-    for f in futures:
-        f.result()
+class Workers:
+    """Idle threads, each with its own queue, that run shares of a kernel call.
+
+    Share w always goes to thread w, so two shares never wait for each other (a
+    ThreadPoolExecutor may queue both on one thread while it thinks another is idle); the
+    calling thread runs share 0 itself.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.size = n
+        self._queues: list[queue.SimpleQueue[Any]] = [queue.SimpleQueue() for _ in range(n)]
+        for q in self._queues:
+            threading.Thread(target=self._serve, args=(q,), daemon=True, name="mathhammer-kernel").start()
+
+    @staticmethod
+    def _serve(q: queue.SimpleQueue[Any]) -> None:
+        while True:
+            args, done = q.get()
+            try:
+                run_chunks(*args)
+            except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+                done.put(e)
+            else:
+                done.put(None)
+
+    def run(self, args: tuple[Any, ...], workers: int) -> None:
+        """Shares 1 .. workers - 1 on the idle threads, share 0 here; returns when all are done."""
+        done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
+        for w in range(1, workers):
+            self._queues[w - 1].put(((*args, w, workers, w), done))
+        run_chunks(*args, 0, workers, 0)
+        for _ in range(1, workers):
+            error = done.get()
+            if error is not None:
+                raise error
+
+
+_WORKERS: list[Workers] = []
+_WORKERS_LOCK = threading.Lock()
 
 
 @contextmanager
-def worker_pool(threads: int) -> Iterator[Executor | None]:
-    """Threads for the kernel calls of one run (``None`` for one thread), shut down after it:
-    nothing outlives the run."""
+def worker_pool(threads: int) -> Iterator[Workers | None]:
+    """The idle threads for the kernel calls of a run on ``threads`` threads (``None`` for one).
+
+    One set of idle daemon threads serves every run of the process, as numba's own threading
+    layer does (they hold nothing of any run): starting threads for each run cost 0.3-0.6 ms,
+    much of what a second core saves on a run of 1e5 trials.
+    """
     if threads <= 1:
         yield None
         return
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mathhammer-kernel")
-    try:
-        yield pool
-    finally:
-        pool.shutdown(wait=True)
+    with _WORKERS_LOCK:
+        if not _WORKERS or _WORKERS[0].size < threads - 1:
+            _WORKERS[:] = [Workers(max(threads, max_threads()) - 1)]
+        pool = _WORKERS[0]
+    yield pool
 
 
 def prepare(kernel: Any, args: tuple[object, ...], *, live: bool = False) -> None:
