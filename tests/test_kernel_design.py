@@ -203,3 +203,31 @@ def test_workers_run_every_share_and_are_shared_by_runs() -> None:
     assert (one.damage.counts == two.damage.counts).all()
     with kernel.worker_pool(2) as first, kernel.worker_pool(2) as second:
         assert first is not None and first is second and first.size >= 1
+
+
+@pytest.mark.parametrize("stages", [True, False])
+@pytest.mark.parametrize(("weapon", "command", "fast"), [
+    ("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "none", True),
+    ("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS D3]", "none", False),   # a rolled Sustained Hits
+    ("A10 BS3+ S5 AP-1 D2", "hit", False),                          # a Command Re-roll ties dice
+    ("A10 BS3+ S5 AP-1 D2", "wound", False),
+    ("A10 BS3+ S5 AP-1 D2", "save", False),
+    ("A10 BS3+ S5 AP-1 D2", "damage", True),                        # damage is rolled per attack anyway
+])
+def test_the_fast_path_exists_exactly_where_it_is_correct(weapon: str, command: str, fast: bool,
+                                                          stages: bool) -> None:
+    # The kernel takes its fast path iff the joint tables were built (kernel.takes_fast_path reads
+    # the same tables): they must be empty wherever that path would be wrong.
+    from mathhammer import kernel
+    from mathhammer.codes import Flag, Param
+    from mathhammer.compile import compile_matchup
+    from mathhammer.model import CommandReroll, Context, Matchup
+    from mathhammer.notation import parse_target, parse_weapon
+
+    inputs = compile_matchup(Matchup(weapon=parse_weapon(weapon), target=parse_target("T4 SV3+ W2 MODELS10"),
+                                     context=Context(command_reroll=CommandReroll(command)))).inputs
+    params = inputs.params.copy()
+    if stages:
+        params[Param.FLAGS] |= Flag.STAGES
+    joint = kernel.joint_tables_for(inputs.stages, inputs.rolls, inputs.roll_maps, params, inputs.stage_offsets)
+    assert kernel.takes_fast_path(params, joint[4]) is fast

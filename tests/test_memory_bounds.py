@@ -30,9 +30,8 @@ from mathhammer.compile import (
     monte_carlo_bytes,
     monte_carlo_threads,
 )
-from mathhammer.engine import analyse, exact, montecarlo
-from mathhammer.errors import MatchupError
-from mathhammer.model import Context, Matchup, Method
+from mathhammer.engine import exact, montecarlo
+from mathhammer.model import Context, Matchup
 from mathhammer.notation import parse_target, parse_weapon
 from mathhammer.render.rich_view import stages_table
 from mathhammer.result import Distribution
@@ -153,17 +152,6 @@ def test_monte_carlo_bytes_is_what_the_engine_allocates(monkeypatch: pytest.Monk
     assert rows == {2}  # one row per thread, not per chunk (5,000 trials run 5 chunks)
     assert args[13].shape[0] == 5  # the float sums of capped stages: one row per chunk
     assert sum(a.nbytes for a in outputs) + args[13].nbytes == monte_carlo_bytes(inputs, 2, chunks=5)
-
-
-def test_a_target_without_wounds_beyond_the_budget_is_refused_in_one_line() -> None:
-    # Library only (the command line always gives W): damage is summed, up to 12,000 hits x 999.
-    target = replace(parse_target("T4 SV3+ W1"), wounds=None)
-    m = Matchup(weapon=parse_weapon("A 2D6 BS3+ S4 AP0 D D6+993"), target=target, context=Context(firing_models=1000))
-    with pytest.raises(MatchupError) as e:
-        analyse(m, method=Method.MONTE_CARLO, trials=10)
-    message = e.value.message()
-    assert message.startswith("Monte Carlo: ") and "12,000 hits" in message and "11,988,000 damage" in message
-    assert limits.size_text(limits.MONTE_CARLO_MAX_BYTES) in message and "\n" not in message
 
 
 def test_uncapped_stages_are_unchanged() -> None:

@@ -24,7 +24,7 @@ from .simulate import N_STAGES, run_chunks
 
 __all__ = ["BUFFER", "N_STAGES", "cache_path", "joint_tables_for", "max_threads", "new_streams", "prepare",
            "prepare_simulation", "run_chunks", "simulate_chunks", "simulation_tables", "tables",
-           "Workers", "worker_pool"]
+           "takes_fast_path", "Workers", "worker_pool"]
 
 # Rows, parameters and flags of mathhammer.codes (kept free of it, as simulate.py is).
 _SUSTAINED = 1
@@ -42,9 +42,16 @@ def simulation_tables(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64]
     """The table arguments of :func:`run_chunks` (binomial, then joint), building only what
     the path the kernel will take reads (the same test as run_chunks')."""
     joint = joint_tables_for(stages, rolls, roll_maps, params, offsets)
-    chunk = joint[4]
-    fast = bool(chunk[0] > 0 and chunk[1] > 0) if int(params[_P_FLAGS]) & _F_STAGES else bool(chunk[2] > 0)
+    fast = takes_fast_path(params, joint[4])
     return (*tables(stages, _FAST_KINDS if fast else KINDS), *joint)
+
+
+def takes_fast_path(params: npt.NDArray[np.int64], jchunk: npt.NDArray[np.int64]) -> bool:
+    """Whether :func:`run_chunks` takes its fast path: exactly when the joint tables it reads were
+    built (the same test as run_chunks', on the same ``jchunk`` array of the joint tables)."""
+    if int(params[_P_FLAGS]) & _F_STAGES:
+        return bool(jchunk[0] > 0 and jchunk[1] > 0)
+    return bool(jchunk[2] > 0)
 
 
 def joint_tables_for(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64],

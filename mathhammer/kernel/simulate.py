@@ -540,11 +540,11 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, streams, chunk_tria
     buffers: uint64[slots, BUFFER]  scratch space for the random streams (the kernel allocates nothing)
     All outputs are zeroed by the caller before the first call and only added to.
     """
-    command = params[P_COMMAND]
     keep_stages = (params[P_FLAGS] & F_STAGES) != 0
-    fast = command != C_HIT and command != C_WOUND and command != C_SAVE \
-        and rolls[SUSTAINED, 0] + rolls[SUSTAINED, 1] == 0 \
-        and (jchunk[J_HIT] > 0 and jchunk[J_WOUND] > 0 if keep_stages else jchunk[J_FINAL] > 0)
+    # The fast path runs exactly when its joint tables were built (mathhammer.kernel.takes_fast_path
+    # decides the same from the same tables, and builds only the binomial rows that path reads);
+    # they are empty whenever a Command Re-roll ties dice together or Sustained Hits is rolled.
+    fast = (jchunk[J_HIT] > 0 and jchunk[J_WOUND] > 0) if keep_stages else jchunk[J_FINAL] > 0
     for c in range(first, streams.shape[0], step):
         if fast:
             _run_fast(stages, rolls, roll_maps, roll_flags, params, streams[c], chunk_trials[c], out_damage[slot],
