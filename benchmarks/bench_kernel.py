@@ -6,7 +6,8 @@ S5 vs T4, AP-1 vs Sv3+, D2, a target with unlimited wounds.
 Run: python3 benchmarks/bench_kernel.py [--trials N] [--repeats R]
 Prints trials per CPU-second and per wall-second for the kernel on 1 thread without and with
 the per-stage breakdown (what the command line shows), on 2 threads, for numpy, and the
-ratios; the mean damage of each (exact value 350/54 = 6.4815) as a sanity check.
+ratios; the mean damage of each (exact value 350/54 = 6.4815) as a sanity check. Then the
+wall time of short runs (1e5 trials) on 1 and 2 threads, whole library calls.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from mathhammer.notation import parse_weapon
 EXACT_MEAN = 350 / 54
 
 
-def reference_inputs():
+def reference_inputs(wounds: int | None = None, models: int = 1):
     weapon = parse_weapon("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]")
-    target = Target(name="unlimited", toughness=4, save=3, wounds=None)
+    target = Target(name="unlimited" if wounds is None else f"{models}x W{wounds}", toughness=4, save=3,
+                    wounds=wounds, models=models)
     ctx = Context(reroll_hits=RerollPolicy.ONES)
     return compile_matchup(Matchup(weapon=weapon, target=target, context=ctx)).inputs
 
@@ -69,10 +71,34 @@ def timed(fn, repeats: int) -> tuple[float, float, object]:
     return statistics.median(cpu), statistics.median(wall), out
 
 
+def small_runs(trials: int, calls: int, rounds: int = 5) -> None:
+    """Whole library calls (tables, histograms, results: what a script pays) of ``trials``
+    trials on 1 and 2 threads, alternating, for the reference scenario and a finite target;
+    the median over ``rounds`` of each round's median wall time."""
+    print(f"runs of {trials:,} trials, whole montecarlo.run calls, median wall time ({rounds} rounds of {calls}):")
+    for label, inputs in (("unlimited wounds", reference_inputs()), ("10 models W2", reference_inputs(2, 10))):
+        for stages in (True, False):
+            medians: dict[int, list[float]] = {1: [], 2: []}
+            for threads in (1, 2):
+                montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
+            for _ in range(rounds):
+                for threads in (1, 2):
+                    walls = []
+                    for _ in range(calls):
+                        start = time.perf_counter()
+                        montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
+                        walls.append(time.perf_counter() - start)
+                    medians[threads].append(statistics.median(walls))
+            one, two = statistics.median(medians[1]), statistics.median(medians[2])
+            print(f"  {label:17s} {'with stages' if stages else 'no stages':11s} 1 thread {one * 1e3:6.2f} ms,"
+                  f" 2 threads {two * 1e3:6.2f} ms: {one / two:.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20_000_000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--small", type=int, default=100_000, help="trials of the short runs on 1 and 2 threads")
     args = ap.parse_args()
     inputs = reference_inputs()
     for stages in (False, True):  # load / compile the kernel
@@ -101,6 +127,8 @@ def main() -> None:
         print(f"  2 threads / 1 thread (wall): {rows['kernel, 2 threads'][1] / one[1]:.2f}x")
     print(f"  kernel 1 thread / numpy (CPU): {one[0] / rows['numpy, vectorised'][0]:.1f}x;"
           f" with stages: {rows['kernel + stages, 1'][0] / rows['numpy, vectorised'][0]:.1f}x")
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        small_runs(args.small, calls=40)
 
 
 if __name__ == "__main__":

@@ -691,16 +691,27 @@ class _Compiler:
 _SUM_ROWS = 2
 
 
-def _row_bytes(inputs: KernelInputs) -> int:
-    """Bytes of one thread's row of every histogram (int64 counts)."""
+def padded_width(width: int) -> int:
+    """Columns allocated for a histogram row of ``width`` bins: a multiple of 8 (64 bytes) and 8
+    more, so that rows of different threads never share a cache line wherever the array starts."""
+    return -(-width // 8) * 8 + 8
+
+
+def histogram_widths(inputs: KernelInputs) -> tuple[int, int, int, int, int]:
+    """Bins of one thread's row of each histogram the kernel fills: damage, models destroyed,
+    the stage counts, Hazardous wounds and Hazardous models."""
     firing = int(inputs.params[Param.FIRING_MODELS])
-    bins = (inputs.damage_max + 1 + inputs.target_models + 1 + int(inputs.stage_offsets[-1]) + inputs.hazard_max + 1
-            + firing + 1)
-    return 8 * bins
+    return (inputs.damage_max + 1, inputs.target_models + 1, int(inputs.stage_offsets[-1]), inputs.hazard_max + 1,
+            firing + 1)
+
+
+def _row_bytes(inputs: KernelInputs) -> int:
+    """Bytes of one thread's row of every histogram (int64 counts, padded)."""
+    return 8 * sum(padded_width(w) for w in histogram_widths(inputs))
 
 
 #: Bytes of one chunk's float64 sums of the capped stage values (at most MAX_CHUNKS of them).
-_OVER_BYTES = 8 * 2 * len(StageCount)
+_OVER_BYTES = 8 * padded_width(2 * len(StageCount))
 
 
 def monte_carlo_bytes(inputs: KernelInputs, threads: int = 1, chunks: int = MAX_CHUNKS) -> int:

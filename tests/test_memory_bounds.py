@@ -98,9 +98,10 @@ def test_the_issue_7_request_is_computed_with_exact_stage_moments() -> None:
     check_monte_carlo(inputs)
     # damage stops at the unit's 1,000,000 wounds; stages at STAGE_CAP; models 0..1000;
     # Hazardous 3 x 1000 wounds and 1000 models (sized even when unused); 2 sums per stage.
+    # Each row is padded to a multiple of 8 bins plus 8 (no two threads' rows share a cache line).
     stage_bins = [STAGE_CAP + 1] * 5 + [1, 1] + [STAGE_CAP + 1] * 3  # no Lethal/Devastating
-    bins = 1_000_001 + 1_001 + sum(stage_bins) + 3_001 + 1_001
-    assert monte_carlo_bytes(inputs, chunks=1) == 8 * (bins + 2 * len(StageCount))
+    widths = [1_000_001, 1_001, sum(stage_bins), 3_001, 1_001, 2 * len(StageCount)]
+    assert monte_carlo_bytes(inputs, chunks=1) == 8 * sum((w + 7) // 8 * 8 + 8 for w in widths)
     trials = 400
     r = montecarlo.run(inputs, trials=trials, seed=5)
     # 1000 independent 2D6 (R-1.2): mean 7,000, sd sqrt(1000 x 35/6); every value >= STAGE_CAP.

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..codes import Flag, Param, StageCount
-from ..compile import STAGE_CAP, KernelInputs, check_monte_carlo, monte_carlo_threads
+from ..compile import STAGE_CAP, KernelInputs, check_monte_carlo, histogram_widths, monte_carlo_threads, padded_width
 from ..errors import InputError
 from ..limits import MAX_CHUNKS, MAX_TRIALS
 from ..result import DamageResult, Distribution
@@ -37,10 +37,13 @@ __all__ = ["MAX_TRIALS", "chunk_plan", "chunk_seeds", "draw_seed", "live_compile
 _CHUNK_TRIALS = 1_024
 #: Aimed-at duration of one kernel call: how long a Ctrl-C may wait.
 BATCH_SECONDS = 0.2
-#: Most a batch may grow over the previous one (timings of tiny batches are noisy).
-_MAX_GROWTH = 16
-#: A kernel call expected to take less than this (on one thread) is not split across threads.
-_PARALLEL_SECONDS = 0.0005
+#: Most a batch may grow over the previous one. The first batch (a trial per chunk) includes
+#: the fixed cost of a kernel call, so it overstates the time per trial and the next batch errs
+#: short; a large growth lets a run of 1e5 trials take two calls, not five.
+_MAX_GROWTH = 4096
+#: A kernel call expected to take less than this (on one thread) is not split across threads:
+#: handing a share to the second thread and collecting it costs about 50 microseconds.
+_PARALLEL_SECONDS = 0.0002
 
 #: Whether a compile shows seconds elapsed on a terminal (set by :func:`live_compile_status`).
 _LIVE: ContextVar[bool] = ContextVar("mathhammer_live_compile_status", default=False)
@@ -149,13 +152,9 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
     sizes = chunk_plan(trials)
     n = sizes.size
     slots = monte_carlo_threads(inputs, min(threads or kernel.max_threads(), n))  # a row each: memory
-    firing = int(inputs.params[Param.FIRING_MODELS])
-    out_damage = np.zeros((slots, inputs.damage_max + 1), dtype=np.int64)
-    out_models = np.zeros((slots, inputs.target_models + 1), dtype=np.int64)
-    out_stages = np.zeros((slots, int(inputs.stage_offsets[-1])), dtype=np.int64)
-    out_hazard = np.zeros((slots, inputs.hazard_max + 1), dtype=np.int64)
-    out_hazard_models = np.zeros((slots, firing + 1), dtype=np.int64)
-    out_over = np.zeros((n, 2 * len(StageCount)), dtype=np.float64)  # per chunk: see the kernel
+    widths = histogram_widths(inputs)
+    out_damage, out_models, out_stages, out_hazard, out_hazard_models = (_rows(slots, w, np.int64) for w in widths)
+    out_over = _rows(n, 2 * len(StageCount), np.float64)  # per chunk: see the kernel
     params = inputs.params.copy()
     if stages:
         params[Param.FLAGS] |= Flag.STAGES
@@ -164,25 +163,34 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
     args = (inputs.stages, inputs.rolls, inputs.roll_maps, inputs.roll_flags, params, streams, batch,
             out_damage, out_models, inputs.stage_offsets, out_stages, out_hazard, out_hazard_models, out_over,
             *kernel.simulation_tables(inputs.stages, inputs.rolls, inputs.roll_maps, params, inputs.stage_offsets),
-            np.empty((slots, kernel.BUFFER), dtype=np.uint64))
+            _rows(slots, kernel.BUFFER, np.uint64))
     kernel.prepare_simulation(args, live=_LIVE.get())
     seconds = _run_batches(args, sizes, batch, slots)
-    breakdown = _breakdown(inputs, out_stages, out_over) if stages else {}
+    damage, models, stage_counts, hazard, hazard_models = (
+        rows[:, :w].sum(axis=0) for rows, w in zip((out_damage, out_models, out_stages, out_hazard, out_hazard_models),
+                                                   widths, strict=True))
+    breakdown = _breakdown(inputs, stage_counts, out_over[:, :2 * len(StageCount)].sum(axis=0)) if stages else {}
     hazardous = bool(inputs.params[Param.FLAGS] & Flag.HAZARDOUS)
     return DamageResult(method="monte-carlo", trials=trials, seed=seed,
-                        damage=Distribution.from_counts(out_damage.sum(axis=0)),
-                        models_destroyed=Distribution.from_counts(out_models.sum(axis=0)),
+                        damage=Distribution.from_counts(damage), models_destroyed=Distribution.from_counts(models),
                         target_models=inputs.target_models, seconds=seconds, stages=breakdown,
-                        hazardous=Distribution.from_counts(out_hazard.sum(axis=0)) if hazardous else None,
-                        hazard_models=Distribution.from_counts(out_hazard_models.sum(axis=0)) if hazardous else None)
+                        hazardous=Distribution.from_counts(hazard) if hazardous else None,
+                        hazard_models=Distribution.from_counts(hazard_models) if hazardous else None)
 
 
-def _breakdown(inputs: KernelInputs, out_stages: npt.NDArray[np.int64],
-               out_over: npt.NDArray[np.float64]) -> dict[str, Distribution]:
-    """The stage distributions from the threads' rows. A capped stage (KernelInputs.stage_capped)
-    gets its exact mean and sd from the sums of the values in its last bin."""
-    counts = out_stages.sum(axis=0)
-    over = out_over.sum(axis=0)
+def _rows(n: int, width: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """Zeroed rows of at least ``width`` columns for the kernel's outputs, one per thread (or
+    chunk), padded so that no two rows share a 64-byte cache line: threads adding to
+    neighbouring bins of one line slowed two threads to the speed of one, by chance of where
+    the array happened to start."""
+    return np.zeros((n, padded_width(width)), dtype=dtype)
+
+
+def _breakdown(inputs: KernelInputs, counts: npt.NDArray[np.int64],
+               over: npt.NDArray[np.float64]) -> dict[str, Distribution]:
+    """The stage distributions from the summed stage counts. A capped stage
+    (KernelInputs.stage_capped) gets its exact mean and sd from the sums of the values in its
+    last bin (``over``, summed over the chunks)."""
     off = inputs.stage_offsets
     if not inputs.params[Param.FLAGS] & Flag.FEEL_NO_PAIN:  # the kernel counts it once: the same
         before, after = StageCount.DAMAGE_BEFORE_FNP, StageCount.DAMAGE_AFTER_FNP

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -40,10 +41,30 @@ _FAST_KINDS = ("save_fail", "fnp_lost")
 def simulation_tables(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64],
                       params: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]) -> tuple[Any, ...]:
     """The table arguments of :func:`run_chunks` (binomial, then joint), building only what
-    the path the kernel will take reads (the same test as run_chunks')."""
-    joint = joint_tables_for(stages, rolls, roll_maps, params, offsets)
-    fast = takes_fast_path(params, joint[4])
-    return (*tables(stages, _FAST_KINDS if fast else KINDS), *joint)
+    the path the kernel will take reads (the same test as run_chunks').
+
+    Building them takes 1-5 ms of Python, more than a run of 1e5 trials on two threads, so the
+    last few sets are remembered by the bytes of the inputs (a pure function: no run's state)
+    and each call gets its own copies.
+    """
+    key = tuple((a.tobytes(), a.shape) for a in (stages, rolls, roll_maps, params, offsets))
+    with _TABLES_LOCK:
+        built = _TABLES.pop(key, None)
+    if built is None:
+        joint = joint_tables_for(stages, rolls, roll_maps, params, offsets)
+        fast = takes_fast_path(params, joint[4])
+        built = (*tables(stages, _FAST_KINDS if fast else KINDS), *joint)
+    with _TABLES_LOCK:
+        _TABLES[key] = built  # most recently used last
+        while len(_TABLES) > _TABLES_KEPT:
+            del _TABLES[next(iter(_TABLES))]
+    return tuple(a.copy() for a in built)
+
+
+#: Table sets kept by simulation_tables (each at most about a megabyte), by their inputs' bytes.
+_TABLES_KEPT = 16
+_TABLES: dict[tuple[tuple[bytes, tuple[int, ...]], ...], tuple[Any, ...]] = {}
+_TABLES_LOCK = threading.Lock()
 
 
 def takes_fast_path(params: npt.NDArray[np.int64], jchunk: npt.NDArray[np.int64]) -> bool:
@@ -172,13 +193,30 @@ def prepare(kernel: Any, args: tuple[object, ...], *, live: bool = False) -> Non
     seconds until the compile ends), and one note when the cache location was unusable or a
     cache file was damaged (which is removed and compiled again).
     """
+    quick = tuple(_layout(a) for a in args)
+    ready = _READY.setdefault(kernel, set())
+    if quick in ready:  # numba.typeof of every argument costs about 0.4 ms a run
+        return
     sig = tuple(numba.typeof(a) for a in args)
     if sig in kernel.overloads:
+        ready.add(quick)
         return
     enabled = _cache.cache_path(kernel) is not None
     announce = ("compiling kernels (first run only)…" if enabled
                 else "compiling kernels (no cache: every run)…")
     _cache.load_or_compile(kernel, sig, announce, status=_progress.elapsed if live else _progress.plain)
+
+
+#: The argument layouts (see _layout) each kernel has machine code for in this process.
+_READY: weakref.WeakKeyDictionary[Any, set[tuple[object, ...]]] = weakref.WeakKeyDictionary()
+
+
+def _layout(a: object) -> object:
+    """What numba's type of an argument depends on, cheaply: an array's dtype, dimensions and
+    flags; a scalar's Python type."""
+    if isinstance(a, np.ndarray):
+        return (a.dtype.str, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous, a.flags.writeable, a.flags.aligned)
+    return type(a)
 
 
 def prepare_simulation(args: tuple[object, ...], *, live: bool = False) -> None:

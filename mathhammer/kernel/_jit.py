@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import pathlib
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +16,32 @@ from ._cache import Location, cache_dir, choose_location
 LOCATION: Location = choose_location()
 
 
+def sources_digest(folder: pathlib.Path) -> str:
+    """A digest of every source file in ``folder`` (for the kernels: this package).
+
+    numba marks a cached kernel stale only when the file defining it changes (its time and
+    size), not when a helper it calls from another file does: a new rng.py under an unchanged
+    simulate.py would run the old machine code. The digest joins that stamp, so a change to
+    any file here compiles afresh."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def stamp_with_sources(dispatcher: Any, digest: str) -> None:
+    """Join ``digest`` (:func:`sources_digest`) to ``dispatcher``'s cache stamp (numba's private
+    cache object, defensively: if it changes shape, caching works as numba does it)."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    stamp = getattr(cache_file, "_source_stamp", None)
+    if cache_file is not None and stamp is not None:
+        cache_file._source_stamp = (stamp, digest)
+
+
+#: The digest of this package's sources, joined to every kernel's cache stamp.
+SOURCES = sources_digest(pathlib.Path(__file__).parent)
+
+
 def _njit(**options: Any) -> Callable[[Any], Any]:
     # cache=True: compiled machine code is kept on disk, so only the first run pays for LLVM
     # (False only when no folder is writable, see _cache.choose_location).
@@ -24,7 +52,9 @@ def _njit(**options: Any) -> Callable[[Any], Any]:
     def decorate(func: Any) -> Any:
         with cache_dir(LOCATION.directory):
             njit: Any = numba.njit  # _nrt is a numba option its type stubs do not list
-            return njit(cache=LOCATION.enabled, nogil=True, _nrt=False, **options)(func)
+            dispatcher = njit(cache=LOCATION.enabled, nogil=True, _nrt=False, **options)(func)
+        stamp_with_sources(dispatcher, SOURCES)
+        return dispatcher
 
     return decorate
 

@@ -47,13 +47,15 @@ def splitmix64(s):
 
 @jit
 def refill(buf, s):
-    """Write the next ``buf.size`` values of the stream after counter ``s``; return the counter."""
-    for j in range(buf.size):
+    """Write the next BUFFER values of the stream after counter ``s`` into ``buf[:BUFFER]`` (a
+    buffer may be longer: rows are padded to keep threads off each other's cache lines);
+    return the counter."""
+    for j in range(BUFFER):
         z = s + np.uint64(j + 1) * GAMMA
         z = (z ^ (z >> S30)) * MIX1
         z = (z ^ (z >> S27)) * MIX2
         buf[j] = z ^ (z >> S31)
-    return s + np.uint64(buf.size) * GAMMA
+    return s + np.uint64(BUFFER) * GAMMA
 
 
 @jit

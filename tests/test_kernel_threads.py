@@ -1,0 +1,176 @@
+"""Issue 8 item 5: short runs on two threads. Cache-line padding of the threads' rows, the
+remembered tables, the quick argument check before a kernel call, and kernel caches that go
+stale when any kernel source changes. No timings here (benchmarks/bench_kernel.py has them)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numba
+import numpy as np
+import pytest
+
+from mathhammer import kernel
+from mathhammer.compile import compile_matchup, histogram_widths, monte_carlo_bytes, padded_width
+from mathhammer.engine import montecarlo
+from mathhammer.kernel import _jit, binomial
+from mathhammer.model import Context, Matchup, RerollPolicy
+from mathhammer.notation import parse_target, parse_weapon
+
+LINE = 64  # bytes of a cache line
+
+
+def _inputs(weapon: str = "A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", target: str = "T4 SV3+ W2 MODELS10") -> Any:
+    return compile_matchup(Matchup(weapon=parse_weapon(weapon), target=parse_target(target),
+                                   context=Context(reroll_hits=RerollPolicy.ONES))).inputs
+
+
+# --- padding ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width", [*range(1, 70), 1_000_001])
+def test_padded_rows_never_share_a_cache_line(width: int) -> None:
+    """Rows of 8-byte bins: the used part of one row ends at least a cache line before the next
+    row's used part starts, wherever the array starts."""
+    padded = padded_width(width)
+    assert padded >= width and padded % 8 == 0
+    gap = (padded - width) * 8
+    assert gap >= LINE
+
+
+def test_monte_carlo_bytes_counts_the_padding() -> None:
+    inputs = _inputs()
+    widths = histogram_widths(inputs)
+    rows = sum((w + 7) // 8 * 8 + 8 for w in widths)
+    over = (2 * 10 + 7) // 8 * 8 + 8
+    assert monte_carlo_bytes(inputs, threads=2, chunks=3) == 8 * (2 * rows + 3 * over)
+
+
+def test_padding_does_not_change_the_counts() -> None:
+    """The padded columns stay out of the results: the damage histogram stops at the unit's
+    20 wounds and the models at 10, and every trial is counted once."""
+    r = montecarlo.run(_inputs(), trials=5_000, seed=3, threads=2)
+    assert r.damage.counts.size <= 21 and r.models_destroyed.counts.size <= 11
+    assert int(r.damage.counts.sum()) == int(r.models_destroyed.counts.sum()) == 5_000
+    for name, stage in r.stages.items():
+        assert int(stage.counts.sum()) == 5_000, name
+
+
+# --- remembered tables --------------------------------------------------------------------------------
+
+def _fresh_tables(inputs: Any, params: Any) -> tuple[Any, ...]:
+    jt = kernel.joint_tables_for(inputs.stages, inputs.rolls, inputs.roll_maps, params, inputs.stage_offsets)
+    kinds = ("save_fail", "fnp_lost") if kernel.takes_fast_path(params, jt[4]) else binomial.KINDS
+    return (*binomial.tables(inputs.stages, kinds), *jt)
+
+
+@pytest.mark.parametrize("weapon", ["A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "A D6 BS4+ S8 AP-2 D3 [LETHAL HITS]",
+                                    "A3 BS2+ S12 AP-3 D6 [DEVASTATING WOUNDS]"])
+def test_remembered_tables_are_the_tables_built_afresh(weapon: str) -> None:
+    inputs = _inputs(weapon)
+    for flags in (inputs.params.copy(), inputs.params.copy()):
+        got = kernel.simulation_tables(inputs.stages, inputs.rolls, inputs.roll_maps, flags, inputs.stage_offsets)
+        want = _fresh_tables(inputs, flags)
+        assert len(got) == len(want)
+        for a, b in zip(got, want, strict=True):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_remembered_tables_are_copies_and_keyed_by_every_input() -> None:
+    inputs = _inputs()
+    args = (inputs.stages, inputs.rolls, inputs.roll_maps, inputs.params, inputs.stage_offsets)
+    first = kernel.simulation_tables(*args)
+    first[0][...] = 0  # a caller scribbling on its tables
+    second = kernel.simulation_tables(*args)
+    assert second[0].any() and np.array_equal(second[0], _fresh_tables(inputs, inputs.params)[0])
+    other = _inputs("A10 BS4+ S5 AP-1 D2 [SUSTAINED HITS 1]")  # other Hit odds, same shapes
+    third = kernel.simulation_tables(other.stages, other.rolls, other.roll_maps, other.params, other.stage_offsets)
+    assert not all(np.array_equal(a, b) for a, b in zip(second, third, strict=True))
+
+
+def test_only_a_few_table_sets_are_kept() -> None:
+    for bs in range(2, 7):
+        for s in range(3, 10):
+            i = _inputs(f"A4 BS{bs}+ S{s} AP-1 D1")
+            kernel.simulation_tables(i.stages, i.rolls, i.roll_maps, i.params, i.stage_offsets)
+    assert len(kernel._TABLES) <= kernel._TABLES_KEPT
+
+
+# --- the quick check before a call ----------------------------------------------------------------
+
+def test_a_new_argument_layout_still_gets_its_own_machine_code() -> None:
+    @numba.njit
+    def total(a):  # pragma: no cover - compiled
+        return a.sum()
+
+    writable = np.arange(4, dtype=np.int64)
+    kernel.prepare(total, (writable,))
+    kernel.prepare(total, (writable,))  # known now: no second signature
+    assert len(total.overloads) == 1
+    readonly = writable.copy()
+    readonly.flags.writeable = False  # numba types it apart (a readonly array)
+    kernel.prepare(total, (readonly,))
+    kernel.prepare(total, (writable.astype(np.int32),))
+    assert len(total.overloads) == 3
+
+
+# --- kernel caches go stale with any source of the package ---------------------------------------
+
+_MAIN = '''import numba
+import helper
+
+
+@numba.njit(cache=True)
+def value():
+    return helper.number()
+'''
+_HELPER = '''import numba
+
+
+@numba.njit
+def number():
+    return {n}
+'''
+
+
+def _load(folder: Path, n: int, stamp: bool) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_stale_main_{n}_{stamp}_{id(folder)}", folder / "main.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if stamp:
+        _jit.stamp_with_sources(module.value, _jit.sources_digest(folder))
+    return module
+
+
+@pytest.mark.parametrize("stamp", [True, False])
+def test_a_changed_helper_file_compiles_the_kernel_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           stamp: bool) -> None:
+    """With the sources' digest in the stamp, a change to a helper in another file is seen; plain
+    numba (stamp False: the control) runs the stale machine code."""
+    folder = tmp_path / f"pkg_{stamp}"
+    folder.mkdir()
+    (folder / "main.py").write_text(_MAIN)
+    (folder / "helper.py").write_text(_HELPER.format(n=1))
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "helper", raising=False)
+    first = _load(folder, 0, stamp).value
+    kernel.prepare(first, ())
+    assert first() == 1
+    (folder / "helper.py").write_text(_HELPER.format(n=2))
+    monkeypatch.delitem(sys.modules, "helper", raising=False)
+    again = _load(folder, 1, stamp).value
+    kernel.prepare(again, ())
+    if not stamp and again() == 2:
+        pytest.skip("this numba marks a cache stale when a helper's file changes: the control shows nothing")
+    assert again() == (2 if stamp else 1)
+
+
+def test_every_kernel_carries_the_package_digest() -> None:
+    stamp = kernel.run_chunks._cache._cache_file._source_stamp
+    if _jit.LOCATION.enabled:
+        assert stamp[1] == _jit.SOURCES == _jit.sources_digest(Path(_jit.__file__).parent)
