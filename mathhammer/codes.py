@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import IntEnum, IntFlag
 
-__all__ = ["MAX_RAW", "PAIRS", "Command", "Flag", "Param", "Roll", "RollFlag", "Stage", "StageCount"]
+__all__ = ["MAX_RAW", "PAIRS", "Command", "Flag", "Param", "Roll", "RollFlag", "Stage", "StageCount", "UnitParam"]
 
 #: Largest raw sum of one roll's dice (12 dice of 6 faces); ``roll_maps`` rows are this + 1 long.
 MAX_RAW = 72
@@ -84,6 +84,14 @@ class Flag(IntFlag):
     FEEL_NO_PAIN = 16  # roll Stage.FEEL_NO_PAIN for each point of damage
     HAZARDOUS = 32  # one Hazardous test per firing model after the attacks (R-9.7)
     STAGES = 64  # fill the per-stage histograms
+    PRECISION = 128  # the weapon's attacks go to a Leader first (R-9.4)
+
+
+class UnitParam(IntEnum):
+    """Entries of ``unit: int64[2]`` (mathhammer.compile.UnitInputs)."""
+
+    BODYGUARD = 0  # groups 0 .. this - 1 take attacks first (track 0); the rest are Leaders
+    WOUNDS_LEFT = 1  # wounds left on the first model of group 0 (0: untouched)
 
 
 class StageCount(IntEnum):

@@ -9,7 +9,7 @@ also a warning.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -20,9 +20,22 @@ from . import dice, rules
 from .codes import MAX_RAW, PAIRS, REROLLABLE, Command, Flag, Param, Roll, RollFlag, Stage, StageCount
 from .errors import MatchupError
 from .limits import MAX_CHUNKS, MONTE_CARLO_MAX_BYTES, size_text
-from .model import Ability, CommandReroll, DamageReroll, DiceExpr, Matchup, RerollPolicy, RulesVersion, SaveReroll
+from .model import (
+    Ability,
+    CommandReroll,
+    Context,
+    DamageReroll,
+    DiceExpr,
+    Matchup,
+    RerollPolicy,
+    RulesVersion,
+    SaveReroll,
+    Target,
+    Unit,
+    Weapon,
+)
 
-__all__ = ["STAGE_CAP", "Compiled", "KernelInputs", "Plan", "check_monte_carlo", "compile_matchup",
+__all__ = ["STAGE_CAP", "Compiled", "KernelInputs", "Plan", "UnitInputs", "check_monte_carlo", "compile_matchup",
            "monte_carlo_bytes", "monte_carlo_threads"]
 
 #: Most bins a Monte Carlo stage histogram keeps one by one: values 0 .. STAGE_CAP - 1, and
@@ -85,10 +98,12 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class Compiled:
-    """Compiler output: the tables, and what they mean."""
+    """Compiler output: the tables, and what they mean. ``inputs`` are the first pair's tables
+    (all of them for a single weapon at identical models); ``unit`` has every pair."""
 
     inputs: KernelInputs
     plan: Plan
+    unit: UnitInputs | None = None
 
 
 _ORDER = ("general", "attacks", "hit", "wound", "save", "damage", "after")
@@ -175,18 +190,181 @@ def _mean(values: Mapping[int, Fraction | int], pmf: dict[int, Fraction]) -> Fra
     return sum((values[k] * p for k, p in pmf.items()), Fraction(0))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnitInputs:
+    """The tables of a whole attack: weapon group g (firing order) against model group j
+    (allocation order, :meth:`mathhammer.model.TargetUnit.allocation_order`).
+
+    ``pairs[g][j]`` is exactly what one weapon fired by ``counts[g]`` models does to group j
+    alone, with the unit's Toughness, keywords and Stealth (Wound rolls are made before
+    allocation): its Hit, Wound, Attacks and Sustained rows are the same for every j (taken
+    from j = 0), its save and Feel No Pain rows and Damage map are group j's. ``stages`` ..
+    ``params`` stack them ([G, J, ...]) for the kernel.
+
+    Groups 0 .. ``bodyguard_groups`` - 1 take attacks first (the Bodyguard groups, or every
+    group of a unit without a Leader), one model at a time, in order; the Leader groups after
+    them, or first for a PRECISION attack (``precision[g]``). ``group_models``,
+    ``group_wounds`` (0: unlimited, a lone group only) and ``group_leader`` describe them;
+    ``wounds_left`` (0: none) is what the first model of group 0 has left.
+    """
+
+    pairs: tuple[tuple[KernelInputs, ...], ...]
+    weapon_names: tuple[str, ...]
+    counts: tuple[int, ...]
+    precision: tuple[bool, ...]
+    group_names: tuple[str, ...]
+    group_models: tuple[int, ...]
+    group_wounds: tuple[int, ...]
+    group_leader: tuple[bool, ...]
+    bodyguard_groups: int
+    wounds_left: int
+    stages: npt.NDArray[np.int8]
+    rolls: npt.NDArray[np.int64]
+    roll_maps: npt.NDArray[np.int64]
+    roll_flags: npt.NDArray[np.int8]
+    params: npt.NDArray[np.int64]
+    groups: npt.NDArray[np.int64]
+    stage_offsets: npt.NDArray[np.int64]
+    stage_largest: tuple[int, ...]
+    damage_max: int
+    target_models: int
+    hazard_firing: int
+    hazard_max: int
+
+    @property
+    def single(self) -> bool:
+        """One weapon group at one group of identical untouched models: the kernel's fused
+        paths and the exact engine's closed forms apply (the tables are ``pairs[0][0]``)."""
+        return len(self.pairs) == 1 and len(self.pairs[0]) == 1 and self.wounds_left == 0
+
+    @property
+    def n_weapons(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.pairs[0])
+
+    def stage_capped(self, i: int) -> bool:
+        """As :meth:`KernelInputs.stage_capped`, for the whole unit's stage counts."""
+        return self.stage_largest[i] > STAGE_CAP
+
+
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    """One weapon group against one model group: what :class:`_Compiler` reads."""
+
+    weapon: Weapon
+    target: Target
+    context: Context
+    attacker: Unit | None
+    unit_models: int  # models in the whole target unit (BLAST counts them all, A19)
+
+
 def compile_matchup(m: Matchup) -> Compiled:
-    """Turn a matchup into kernel tables and their description.
+    """Turn a matchup into kernel tables and their description: every weapon group against
+    every model group (:class:`UnitInputs`); ``Compiled.inputs`` is the first pair's tables
+    (the whole matchup's when it is :attr:`UnitInputs.single`).
 
     Raises:
         MatchupError: for a matchup the rules do not allow (a melee weapon shot, Overwatch at a
         TITANIC unit, a target that is not visible without INDIRECT FIRE, ...).
     """
-    _check(m)
-    return _Compiler(m).run()
+    unit = m.target
+    order = unit.allocation_order()
+    toughness, keywords, stealth = unit.toughness, unit.keywords, unit.stealth
+    rows: list[tuple[Compiled, ...]] = []
+    for group in m.weapons:
+        ctx = replace(m.context_of(group), firing_models=m.firing(group))
+        row = []
+        for target in order:
+            shared = replace(target, toughness=toughness, keywords=keywords, stealth=stealth)
+            pair = _Pair(weapon=group.weapon, target=shared, context=ctx, attacker=m.attacker, unit_models=unit.models)
+            _check(pair)
+            row.append(_Compiler(pair).run())
+        rows.append(tuple(row))
+    return _assemble(m, order, rows)
 
 
-def _check(m: Matchup) -> None:
+def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, ...]]) -> Compiled:
+    """Stack the pairs' tables into :class:`UnitInputs`; the first pair's plan, with every
+    pair's explain lines and warnings when there are several."""
+    unit = m.target
+    pairs = tuple(tuple(c.inputs for c in row) for row in rows)
+    bodyguard = len(unit.bodyguard())
+    first = pairs[0][0]
+    n_stages = len(StageCount)
+    largest = [0] * n_stages
+    for pair_row in pairs:
+        for i in range(n_stages):
+            largest[i] += max(p.stage_largest[i] for p in pair_row)
+    offsets = np.concatenate([[0], np.cumsum([min(n, STAGE_CAP) + 1 for n in largest])]).astype(np.int64)
+    finite = all(g.wounds is not None for g in order)
+    damage_max = sum(g.models * (g.wounds or 0) for g in order) if finite else largest[StageCount.DAMAGE_AFTER_FNP]
+    hazardous = [int(pair_row[0].params[Param.FIRING_MODELS]) for pair_row in pairs
+                 if pair_row[0].params[Param.FLAGS] & Flag.HAZARDOUS]
+    stack = {name: np.stack([np.stack([getattr(p, name) for p in pair_row]) for pair_row in pairs])
+             for name in ("stages", "rolls", "roll_maps", "roll_flags", "params")}
+    for g, group in enumerate(m.weapons):
+        if group.weapon.has(Ability.PRECISION) and unit.attached:
+            stack["params"][g, :, Param.FLAGS] |= Flag.PRECISION
+    stack = {name: _frozen(a) for name, a in stack.items()}
+    groups = _frozen(np.array([[g.models, g.wounds or 0, int(g.leader)] for g in order], dtype=np.int64))
+    inputs = UnitInputs(
+        pairs=pairs, weapon_names=tuple(g.weapon.name for g in m.weapons),
+        counts=tuple(m.firing(g) for g in m.weapons),
+        precision=tuple(g.weapon.has(Ability.PRECISION) and unit.attached for g in m.weapons),
+        group_names=tuple(g.name for g in order), group_models=tuple(g.models for g in order),
+        group_wounds=tuple(g.wounds or 0 for g in order), group_leader=tuple(g.leader for g in order),
+        bodyguard_groups=bodyguard, wounds_left=unit.wounds_left or 0, groups=groups,
+        stage_offsets=_frozen(offsets), stage_largest=tuple(largest), damage_max=damage_max,
+        target_models=unit.models, hazard_firing=sum(hazardous), hazard_max=3 * sum(hazardous), **stack)
+    plan = rows[0][0].plan
+    if len(rows) > 1 or len(rows[0]) > 1 or inputs.wounds_left or any(g.weapon.has(Ability.PRECISION)
+                                                                         for g in m.weapons):
+        explain: list[str] = []
+        warnings: list[str] = []
+        for g, row in enumerate(rows):
+            for j, c in enumerate(row):
+                if len(row) > 1:
+                    explain.append(f"{m.weapons[g].weapon.name} against {order[j].name}:")
+                explain += [line for line in c.plan.explain if j == 0 or _group_line(line)]
+                warnings += [w for w in c.plan.warnings if w not in warnings]
+        explain += _allocation_lines(m, order, inputs)
+        plan = replace(plan, explain=tuple(explain), warnings=tuple(warnings))
+    return Compiled(first, plan, inputs)
+
+
+def _group_line(line: str) -> bool:
+    """Explain lines that differ from group to group (saves, damage, Feel No Pain); the
+    others (attacks, Hit and Wound rolls) are shown for the first group only."""
+    return line.startswith(("R-7.", "R-8.", "R-0.2", "thresholds"))
+
+
+def _allocation_lines(m: Matchup, order: tuple[Target, ...], u: UnitInputs) -> list[str]:
+    unit = m.target
+    lines = []
+    if len(m.weapons) > 1:
+        lines.append("R-6.3: weapons resolve in the order given; a wounded model keeps its damage from one weapon "
+                     "to the next; Devastating Wounds land after all of them, then Hazardous tests (R-9.7)")
+    if len(order) > 1 or u.wounds_left:
+        names = ", ".join(f"{g.models}x {g.name}" + (" (Leader)" if g.leader else "") for g in order)
+        lines.append(f"R-9.1: allocation order ({unit.allocation.value}): {names}; a model that has lost wounds "
+                     "takes the next attack")
+    if unit.attached:
+        lines.append(f"Attached unit: Wound rolls use the Bodyguard models' Toughness ({unit.toughness}), "
+                     "even once only a Leader is left")
+    precise = [g.weapon.name for g in m.weapons if g.weapon.has(Ability.PRECISION)]
+    if precise and unit.attached:
+        lines.append(f"R-9.4: PRECISION ({', '.join(precise)}): its attacks go to a Leader while one lives")
+    elif precise:
+        lines.append(f"R-9.4: PRECISION ({', '.join(precise)}): no Leader attached to the target; no effect")
+    if u.wounds_left:
+        lines.append(f"--wounds-left {u.wounds_left}: the first {order[0].name} has {u.wounds_left} wounds left")
+    return lines
+
+
+def _check(m: _Pair) -> None:
     w, t, ctx = m.weapon, m.target, m.context
     if w.melee and not ctx.melee:
         raise MatchupError("is a melee weapon; shoot resolves ranged attacks", where=f"weapon {w.name!r}",
@@ -218,7 +396,7 @@ class _Compiler:
     """One compilation: builds the arrays stage by stage, damage first (the best re-roll
     policies need the value of what comes after)."""
 
-    def __init__(self, m: Matchup) -> None:
+    def __init__(self, m: _Pair) -> None:
         self.m = m
         self.notes = _Notes()
         self.stages = np.zeros((4, PAIRS), dtype=np.int8)
@@ -235,8 +413,7 @@ class _Compiler:
         kind = "melee" if ctx.melee else "ranged"
         n.rule("", f"{w.name}: {kind} attack; rules text: {ctx.rules.value}")
         for a in w.abilities:
-            if a.ability in (Ability.ASSAULT, Ability.PISTOL, Ability.ONE_SHOT, Ability.PSYCHIC, Ability.PRECISION,
-                             Ability.EXTRA_ATTACKS):
+            if a.ability in (Ability.ASSAULT, Ability.PISTOL, Ability.ONE_SHOT, Ability.PSYCHIC, Ability.EXTRA_ATTACKS):
                 n.rule("", f"{a}: listed; no effect on these numbers")
         e_damage, dmg_pmf = self._damage()
         p_save_fail = self._save()
@@ -546,12 +723,12 @@ class _Compiler:
     def _attacks(self) -> int:
         self.notes.stage = "attacks"
         m, n = self.m, self.notes
-        w, t, ctx = m.weapon, m.target, m.context
+        w, ctx = m.weapon, m.context
         exprs = [w.attacks]
         extra = 0
         if w.has(Ability.BLAST):
-            extra = t.models // 5
-            n.rule("R-1.3", f"BLAST: +{extra} attacks per model ({t.models} models in the target)")
+            extra = m.unit_models // 5
+            n.rule("R-1.3", f"BLAST: +{extra} attacks per model ({m.unit_models} models in the target)")
         rf = w.get(Ability.RAPID_FIRE)
         if rf and rf.value:
             if ctx.half_range:
@@ -697,38 +874,59 @@ def padded_width(width: int) -> int:
     return -(-width // 8) * 8 + 8
 
 
-def histogram_widths(inputs: KernelInputs) -> tuple[int, int, int, int, int]:
+def as_unit(inputs: KernelInputs | UnitInputs) -> UnitInputs:
+    """``inputs`` as the tables of a whole attack: one weapon group at one group of identical
+    models when given one pair's tables (how scripts and tests may call the engines)."""
+    if isinstance(inputs, UnitInputs):
+        return inputs
+    params = inputs.params
+    firing = int(params[Param.FIRING_MODELS])
+    hazard = firing if params[Param.FLAGS] & Flag.HAZARDOUS else 0
+    models, wounds = int(params[Param.TARGET_MODELS]), int(params[Param.TARGET_WOUNDS])
+    stack = {name: _frozen(getattr(inputs, name)[None, None]) for name in
+             ("stages", "rolls", "roll_maps", "roll_flags", "params")}
+    return UnitInputs(pairs=((inputs,),), weapon_names=("weapon",), counts=(firing,), precision=(False,),
+                      group_names=("target",), group_models=(models,), group_wounds=(wounds,), group_leader=(False,),
+                      bodyguard_groups=1, wounds_left=0,
+                      groups=_frozen(np.array([[models, wounds, 0]], dtype=np.int64)),
+                      stage_offsets=inputs.stage_offsets, stage_largest=inputs.stage_largest,
+                      damage_max=inputs.damage_max, target_models=inputs.target_models, hazard_firing=hazard,
+                      hazard_max=3 * hazard, **stack)
+
+
+def histogram_widths(inputs: UnitInputs) -> tuple[int, ...]:
     """Bins of one thread's row of each histogram the kernel fills: damage, models destroyed,
-    the stage counts, Hazardous wounds and Hazardous models."""
-    firing = int(inputs.params[Param.FIRING_MODELS])
+    the stage counts, Hazardous wounds, Hazardous models, models destroyed per group, and the
+    sums per weapon group."""
     return (inputs.damage_max + 1, inputs.target_models + 1, int(inputs.stage_offsets[-1]), inputs.hazard_max + 1,
-            firing + 1)
+            inputs.hazard_firing + 1, sum(m + 1 for m in inputs.group_models), 2 * inputs.n_weapons)
 
 
-def _row_bytes(inputs: KernelInputs) -> int:
-    """Bytes of one thread's row of every histogram (int64 counts, padded)."""
-    return 8 * sum(padded_width(w) for w in histogram_widths(inputs))
+def _row_bytes(inputs: KernelInputs | UnitInputs) -> int:
+    """Bytes of one thread's row of every histogram (int64 counts, padded) and scratch space."""
+    u = as_unit(inputs)
+    return 8 * (sum(padded_width(w) for w in histogram_widths(u)) + padded_width(u.n_groups + u.n_weapons))
 
 
 #: Bytes of one chunk's float64 sums of the capped stage values (at most MAX_CHUNKS of them).
 _OVER_BYTES = 8 * padded_width(2 * len(StageCount))
 
 
-def monte_carlo_bytes(inputs: KernelInputs, threads: int = 1, chunks: int = MAX_CHUNKS) -> int:
+def monte_carlo_bytes(inputs: KernelInputs | UnitInputs, threads: int = 1, chunks: int = MAX_CHUNKS) -> int:
     """Memory of the histograms :func:`mathhammer.engine.montecarlo.run` allocates for
     ``inputs`` on ``threads`` threads: one row of each histogram per thread (whatever the
     number of trials), and one row of capped-stage sums per chunk."""
     return _row_bytes(inputs) * threads + _OVER_BYTES * chunks
 
 
-def monte_carlo_threads(inputs: KernelInputs, threads: int) -> int:
+def monte_carlo_threads(inputs: KernelInputs | UnitInputs, threads: int) -> int:
     """The most threads, up to ``threads`` and at least 1, whose histogram rows and their sums
     fit MONTE_CARLO_MAX_BYTES (fewer threads never change the counts, only the speed)."""
     fit = (MONTE_CARLO_MAX_BYTES - _OVER_BYTES * MAX_CHUNKS) // _row_bytes(inputs) - _SUM_ROWS
     return max(1, min(threads, fit))
 
 
-def check_monte_carlo(inputs: KernelInputs) -> None:
+def check_monte_carlo(inputs: KernelInputs | UnitInputs) -> None:
     """Refuse, before anything is allocated, a Monte Carlo run whose histograms would take more
     than MONTE_CARLO_MAX_BYTES on one thread, with their sums (only the damage histogram of a
     target without a Wounds characteristic can grow that large: a finite target's stops at

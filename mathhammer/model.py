@@ -7,7 +7,7 @@ naming the field and the value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from .errors import MatchupError, ProfileError
@@ -27,6 +27,9 @@ from .limits import (
 
 __all__ = [
     "Ability",
+    "Allocation",
+    "TargetUnit",
+    "WeaponGroup",
     "CommandReroll",
     "DamageReroll",
     "Matchup",
@@ -41,6 +44,7 @@ __all__ = [
     "Target",
     "Unit",
     "Weapon",
+    "attach",
     "unit_target",
 ]
 
@@ -223,6 +227,11 @@ class ModelStats:
     move: int | None = None
     leadership: int | None = None
     objective_control: int | None = None
+    invulnerable: int | None = None  # None: the unit's
+    feel_no_pain: int | None = None  # None: the unit's
+    keywords: frozenset[str] = frozenset()  # in addition to the unit's (e.g. CHARACTER)
+    #: what each model of this statline carries by default: (weapon name, how many), in firing order
+    loadout: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         where = f"model {self.name!r}"
@@ -238,6 +247,11 @@ class ModelStats:
         check_count(self.wounds, name="W", lo=None, hi=MAX_WOUNDS, where=where, error=ProfileError)
         if self.wounds < 1:
             raise ProfileError("W must be at least 1", where=where, value=self.wounds)
+        _check_defence(self.invulnerable, self.feel_no_pain, 0, where)
+        for weapon, n in self.loadout:
+            check_count(n, name="a weapon count", lo=None, hi=MAX_ATTACKING_MODELS, where=where, error=ProfileError)
+            if n < 1:
+                raise ProfileError("a weapon count must be at least 1", where=where, value=f"{n}x {weapon}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -259,6 +273,8 @@ class Unit:
     weapons: tuple[Weapon, ...] = ()
     modifiers: tuple[tuple[str, object], ...] = ()
     source: str = ""
+    #: Leader units attached to this unit when it is the target (profile names), e.g. a Captain
+    attached: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"unit {self.name!r}"
@@ -273,12 +289,31 @@ class Unit:
         """Models in the unit."""
         return sum(m.count for m in self.models)
 
+    @property
+    def character(self) -> bool:
+        """A CHARACTER unit (a Leader when attached to another unit)."""
+        return "CHARACTER" in self.keywords
+
+    def loadout(self) -> tuple[tuple[str, int], ...]:
+        """The default loadout of the whole unit: (weapon name, models x how many each), in the
+        order of the statlines and their loadouts; a weapon carried by two statlines is summed
+        at its first place."""
+        total: dict[str, int] = {}
+        for m in self.models:
+            for weapon, n in m.loadout:
+                total[weapon] = total.get(weapon, 0) + m.count * n
+        return tuple(total.items())
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Target:
-    """What is being shot at: ``models`` identical models (the allocation model of R-9.1).
+    """A group of ``models`` identical models: the whole target, or one model group of a
+    :class:`TargetUnit` (each group keeps its own save, invulnerable save, Wounds and Feel No
+    Pain; saves are rolled against the model an attack is allocated to).
 
     ``wounds`` is per model; ``None`` means unlimited wounds (damage is summed, R-9.5).
+    ``leader``: an attached Leader (a CHARACTER group of an Attached unit, R-9.4): attacks are
+    allocated to it only once no Bodyguard model is left, or by PRECISION.
     """
 
     name: str
@@ -294,6 +329,7 @@ class Target:
     half_damage: bool = False
     damage_reduction: int = 0
     notes: tuple[str, ...] = ()
+    leader: bool = False
 
     def __post_init__(self) -> None:
         where = f"target {self.name!r}"
@@ -422,13 +458,158 @@ class Context:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Matchup:
-    """One weapon, fired by ``context.firing_models`` models, at one target, in one context."""
+class WeaponGroup:
+    """``count`` models of the attacking unit each firing (or fighting with) ``weapon``: one entry
+    of an attack. ``2x heavy rail rifle`` is WeaponGroup(rifle, 2)."""
 
     weapon: Weapon
-    target: Target
-    context: Context = Context()
-    attacker: Unit | None = None
+    count: int = 1
+    #: this group's situation when it differs from the matchup's (modifiers carried by the
+    #: weapon's profile); None: the matchup's context
+    context: Context | None = None
+
+    def __post_init__(self) -> None:
+        where = f"weapon {self.weapon.name!r}"
+        check_count(self.count, name="the weapon count", lo=None, hi=MAX_ATTACKING_MODELS, where=where,
+                    error=MatchupError)
+        if self.count < 1:
+            raise MatchupError("a weapon count must be at least 1", where=where, value=self.count)
+
+
+class Allocation(str, Enum):
+    """How the defender allocates attacks among the models it may choose (R-9.1), after the
+    fixed rules: a model that has lost wounds takes the attack; Bodyguard models before a Leader.
+
+    ``durable``: the models with the most wounds first (then the better save, then the order
+    given): their wounds soak the damage, so the fewest models die. ``listed``: the groups in
+    the order given (to keep a model with a special weapon alive, list it last).
+    """
+
+    DURABLE = "durable"
+    LISTED = "listed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetUnit:
+    """A target of one or more model groups (:class:`Target`), e.g. 9 Boyz and their Boss Nob, or
+    an Attached unit: Bodyguard groups and ``leader`` groups.
+
+    ``wounds_left``: the first model attacks are allocated to has lost wounds and has this many
+    left (R-9.1 then sends attacks to it first). ``allocation``: the defender's choice among the
+    rest (:class:`Allocation`).
+    """
+
+    name: str
+    groups: tuple[Target, ...]
+    wounds_left: int | None = None
+    allocation: Allocation = Allocation.DURABLE
+
+    def __post_init__(self) -> None:
+        where = f"target {self.name!r}"
+        if not self.groups:
+            raise ProfileError("a target needs at least one model group", where=where)
+        if len(self.groups) > 1 and any(g.wounds is None for g in self.groups):
+            raise ProfileError("every model group of a mixed target needs W (unlimited wounds is for a lone "
+                               "statline)", where=where, value=next(g.name for g in self.groups if g.wounds is None))
+        check_count(self.models, name="the number of models", lo=None, hi=MAX_TARGET_MODELS, where=where,
+                    error=ProfileError)
+        if self.wounds_left is not None:
+            first = self.allocation_order()[0]
+            check_count(self.wounds_left, name="wounds left", lo=None, hi=None, where="--wounds-left",
+                        error=MatchupError)
+            if first.wounds is None:
+                raise MatchupError("a target with unlimited wounds has no wounds left to count",
+                                   where="--wounds-left", value=self.wounds_left)
+            if not 1 <= self.wounds_left <= first.wounds:
+                raise MatchupError(f"must be 1 to the first model's W ({first.wounds}: {first.name})",
+                                   where="--wounds-left", value=self.wounds_left)
+
+    @property
+    def models(self) -> int:
+        """Models in the unit."""
+        return sum(g.models for g in self.groups)
+
+    @property
+    def attached(self) -> bool:
+        """An Attached unit: at least one Leader group and one Bodyguard group."""
+        return any(g.leader for g in self.groups) and not all(g.leader for g in self.groups)
+
+    def bodyguard(self) -> tuple[Target, ...]:
+        """The groups attacks go to first: the Bodyguard groups of an Attached unit, else all."""
+        return tuple(g for g in self.groups if not g.leader) if self.attached else self.groups
+
+    def leaders(self) -> tuple[Target, ...]:
+        """The Leader groups of an Attached unit (empty otherwise)."""
+        return tuple(g for g in self.groups if g.leader) if self.attached else ()
+
+    def allocation_order(self) -> tuple[Target, ...]:
+        """Bodyguard groups in the defender's order, then the Leader groups as given."""
+        first = list(self.bodyguard())
+        if self.allocation is Allocation.DURABLE:
+            # stable sort: most wounds, then the better save (the lower characteristic), then as given
+            first.sort(key=lambda g: (-(g.wounds or 0), min(g.save, g.invulnerable or 7)))
+        return (*first, *self.leaders())
+
+    @property
+    def toughness(self) -> int:
+        """The Toughness of every Wound roll against the unit: the Bodyguard models' (the highest
+        of them when they differ), even once only a Leader is left."""
+        return max(g.toughness for g in self.bodyguard())
+
+    @property
+    def keywords(self) -> frozenset[str]:
+        """Keywords an attack checks before allocation (ANTI-, Overwatch vs TITANIC): those of any
+        Bodyguard model (of any model when the unit has no Leader)."""
+        return frozenset().union(*(g.keywords for g in self.bodyguard()))
+
+    @property
+    def stealth(self) -> bool:
+        """Stealth applies only when every model has it."""
+        return all(g.stealth for g in self.groups)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
+class Matchup:
+    """What one attacking unit does to one target, in one context.
+
+    ``weapons``: the weapon groups, resolved in order; ``context.firing_models`` multiplies
+    every group's count (``--models``). ``target``: a :class:`TargetUnit`. For one weapon at a
+    group of identical models, ``Matchup(weapon=w, target=t)`` is short for
+    ``Matchup(weapons=(WeaponGroup(weapon=w),), target=TargetUnit(name=t.name, groups=(t,)))``.
+    """
+
+    weapons: tuple[WeaponGroup, ...]
+    target: TargetUnit
+    context: Context
+    attacker: Unit | None
+
+    def __init__(self, *, weapons: tuple[WeaponGroup, ...] = (), target: Target | TargetUnit,
+                 context: Context = Context(), attacker: Unit | None = None, weapon: Weapon | None = None) -> None:
+        if weapon is not None:
+            if weapons:
+                raise MatchupError("give weapon or weapons, not both", where="matchup", value=weapon.name)
+            weapons = (WeaponGroup(weapon=weapon),)
+        if not weapons:
+            raise MatchupError("an attack needs at least one weapon", where="matchup")
+        if isinstance(target, Target):
+            target = TargetUnit(name=target.name, groups=(target,))
+        object.__setattr__(self, "weapons", tuple(weapons))
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "context", context)
+        object.__setattr__(self, "attacker", attacker)
+
+    @property
+    def weapon(self) -> Weapon:
+        """The first weapon (the only one of a single-weapon matchup)."""
+        return self.weapons[0].weapon
+
+    def firing(self, group: WeaponGroup) -> int:
+        """Models firing ``group``'s weapon: its count times ``--models``."""
+        return group.count * self.context.firing_models
+
+    def context_of(self, group: WeaponGroup) -> Context:
+        """The situation of ``group``'s attacks."""
+        return group.context if group.context is not None else self.context
 
 
 def _check_dice(expr: DiceExpr, name: str, *, where: str) -> None:
@@ -448,22 +629,36 @@ def _check_defence(invulnerable: int | None, feel_no_pain: int | None, damage_re
     check_count(damage_reduction, name="damage reduction", lo=0, hi=MAX_DAMAGE_MOD, where=where, error=ProfileError)
 
 
-def unit_target(unit: Unit, *, models: int | None = None) -> tuple[Target, tuple[str, ...]]:
-    """The unit as a target of identical models (the allocation model of R-9.1).
+def unit_target(unit: Unit, *, models: int | None = None) -> tuple[TargetUnit, tuple[str, ...]]:
+    """The unit as a target: one model group per statline (each with its own save, invulnerable
+    save, Wounds and Feel No Pain). ``models`` overrides the unit's size: a one-statline unit
+    gets that many models; with several statlines the most numerous one makes up the difference.
+    Returns the target and warnings (none today; kept for what a profile cannot say)."""
+    counts = [m.count for m in unit.models]
+    if models is not None and models < 1:
+        raise ProfileError("MODELS must be at least 1", where="--target-models", value=models)
+    if models is not None:
+        main = max(range(len(counts)), key=lambda i: counts[i])
+        rest = sum(counts) - counts[main]
+        if models - rest < 1:
+            raise MatchupError(f"{unit.name} has {rest} models besides its {unit.models[main].name} models",
+                               where="--target-models", value=models, hint=f"give more than {rest}")
+        counts[main] = models - rest
+    groups = tuple(
+        Target(name=m.name if len(unit.models) > 1 else unit.name, toughness=m.toughness, save=m.save,
+               wounds=m.wounds, models=n, invulnerable=m.invulnerable or unit.invulnerable,
+               invulnerable_ranged_only=unit.invulnerable_ranged_only,
+               feel_no_pain=m.feel_no_pain or unit.feel_no_pain, keywords=unit.keywords | m.keywords,
+               stealth=unit.stealth, half_damage=unit.half_damage, damage_reduction=unit.damage_reduction)
+        for m, n in zip(unit.models, counts, strict=True))
+    return TargetUnit(name=unit.name, groups=groups), ()
 
-    Toughness is the highest in the unit; Save and Wounds are those of the statline with the
-    most models. Returns the target and warnings for anything this simplification ignores.
-    """
-    main = max(unit.models, key=lambda m: m.count)
-    notes: list[str] = []
-    for m in unit.models:
-        if (m.save, m.wounds) != (main.save, main.wounds):
-            notes.append(f"{unit.name}: modelled as {unit.model_count} models of Sv{main.save}+ W{main.wounds}; "
-                         f"the {m.name}'s Sv{m.save}+ W{m.wounds} is not modelled separately")
-    target = Target(name=unit.name, toughness=max(m.toughness for m in unit.models), save=main.save,
-                    wounds=main.wounds, models=models if models is not None else unit.model_count,
-                    invulnerable=unit.invulnerable,
-                    invulnerable_ranged_only=unit.invulnerable_ranged_only, feel_no_pain=unit.feel_no_pain,
-                    keywords=unit.keywords, stealth=unit.stealth, half_damage=unit.half_damage,
-                    damage_reduction=unit.damage_reduction)
-    return target, tuple(notes)
+
+def attach(bodyguard: TargetUnit, *leaders: TargetUnit) -> TargetUnit:
+    """An Attached unit: ``bodyguard``'s groups and each leader's groups marked ``leader``."""
+    groups = list(bodyguard.groups)
+    for leader in leaders:
+        groups += [replace(g, leader=True) for g in leader.groups]
+    name = " + ".join([bodyguard.name, *(leader.name for leader in leaders)])
+    return TargetUnit(name=name, groups=tuple(groups), wounds_left=bodyguard.wounds_left,
+                      allocation=bodyguard.allocation)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ROW_BLOCK", "SCHEMA", "DamageResult", "Distribution", "RowsHook"]
+__all__ = ["ROW_BLOCK", "SCHEMA", "DamageResult", "Distribution", "GroupResult", "RowsHook", "WeaponShare"]
 
 SCHEMA = "mathhammer.result/1"
 #: Rows per block of :meth:`Distribution.iter_rows`: small enough that a block's Python
@@ -160,6 +160,31 @@ class Distribution:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GroupResult:
+    """One model group of the target (in allocation order): its models destroyed."""
+
+    name: str
+    models: int
+    models_destroyed: Distribution
+    leader: bool = False
+
+    def p_destroyed(self) -> float:
+        """P(every model of the group is destroyed), e.g. P(the Captain dies)."""
+        return self.models_destroyed.p_at_least(self.models)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WeaponShare:
+    """One weapon group of the attack (in firing order): the mean wounds its attacks took off
+    the target and the mean models whose last wound they took."""
+
+    name: str
+    count: int
+    damage_mean: float
+    models_destroyed_mean: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DamageResult:
     """What one matchup does: wounds lost by the target and models destroyed.
 
@@ -176,6 +201,8 @@ class DamageResult:
     stages: dict[str, Distribution] = field(default_factory=dict)
     hazardous: Distribution | None = None
     hazard_models: Distribution | None = None
+    groups: tuple[GroupResult, ...] = ()
+    weapons: tuple[WeaponShare, ...] = ()
     provenance: dict[str, Any] = field(default_factory=dict)
 
     def p_destroy_unit(self) -> float:
@@ -203,6 +230,12 @@ class DamageResult:
             out["p_lose_model"] = self.hazard_models.p_at_least(1)
         return out
 
+    def _unit_blocks(self, rows: RowsHook | None) -> dict[str, Any]:
+        """The ``weapons`` and ``groups`` lists (:func:`mathhammer.describe.unit_blocks`)."""
+        from .describe import unit_blocks  # describe reads this module's types: imported when used
+
+        return dict(unit_blocks(self, rows))
+
     def to_dict(self, writer: dict[str, str], rows: RowsHook | None = None) -> dict[str, Any]:
         """The JSON document (schema ``mathhammer.result/1``); descriptive objects come from
         ``provenance`` (attacker, target, context, thresholds, warnings).
@@ -223,6 +256,7 @@ class DamageResult:
             "damage": self.damage.to_dict(rows),
             "models_destroyed": self.models_destroyed.to_dict(rows),
             "p_destroy_unit": self.p_destroy_unit(),
+            **self._unit_blocks(rows),
             "stages": {name: d.to_dict(rows) for name, d in self.stages.items()},
             "hazardous": self._hazard_dict(rows),
             "explain": list(prov.get("explain", [])),

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from mathhammer import kernel
-from mathhammer.compile import compile_matchup, histogram_widths, monte_carlo_bytes, padded_width
+from mathhammer.compile import as_unit, compile_matchup, histogram_widths, monte_carlo_bytes, padded_width
 from mathhammer.engine import montecarlo
 from mathhammer.kernel import _jit, binomial
 from mathhammer.model import Context, Matchup, RerollPolicy
@@ -43,7 +43,10 @@ def test_padded_rows_never_share_a_cache_line(width: int) -> None:
 
 def test_monte_carlo_bytes_counts_the_padding() -> None:
     inputs = _inputs()
-    widths = histogram_widths(inputs)
+    # damage 0..20, models 0..10, the stages, Hazardous (none: 1 bin each), the one group's
+    # models 0..10, one weapon group's 2 sums; then the per-trial scratch (1 group + 1 weapon)
+    widths = [*histogram_widths(as_unit(inputs)), 2]
+    assert widths[:2] == [21, 11] and widths[3:] == [1, 1, 11, 2, 2]
     rows = sum((w + 7) // 8 * 8 + 8 for w in widths)
     over = (2 * 10 + 7) // 8 * 8 + 8
     assert monte_carlo_bytes(inputs, threads=2, chunks=3) == 8 * (2 * rows + 3 * over)
@@ -64,7 +67,14 @@ def test_padding_does_not_change_the_counts() -> None:
 def _fresh_tables(inputs: Any, params: Any) -> tuple[Any, ...]:
     jt = kernel.joint_tables_for(inputs.stages, inputs.rolls, inputs.roll_maps, params, inputs.stage_offsets)
     kinds = ("save_fail", "fnp_lost") if kernel.takes_fast_path(params, jt[4]) else binomial.KINDS
-    return (*binomial.tables(inputs.stages, kinds), *jt)
+    t, a = binomial.tables(inputs.stages, kinds)
+    return (t[None, None], a[None, None], *jt)
+
+
+def _tables(inputs: Any, params: Any) -> tuple[Any, ...]:
+    """kernel.simulation_tables for one pair's tables (stacked as one weapon group at one group)."""
+    return kernel.simulation_tables(inputs.stages[None, None], inputs.rolls[None, None],
+                                    inputs.roll_maps[None, None], params[None, None], inputs.stage_offsets)
 
 
 @pytest.mark.parametrize("weapon", ["A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "A D6 BS4+ S8 AP-2 D3 [LETHAL HITS]",
@@ -72,7 +82,7 @@ def _fresh_tables(inputs: Any, params: Any) -> tuple[Any, ...]:
 def test_remembered_tables_are_the_tables_built_afresh(weapon: str) -> None:
     inputs = _inputs(weapon)
     for flags in (inputs.params.copy(), inputs.params.copy()):
-        got = kernel.simulation_tables(inputs.stages, inputs.rolls, inputs.roll_maps, flags, inputs.stage_offsets)
+        got = _tables(inputs, flags)
         want = _fresh_tables(inputs, flags)
         assert len(got) == len(want)
         for a, b in zip(got, want, strict=True):
@@ -81,13 +91,12 @@ def test_remembered_tables_are_the_tables_built_afresh(weapon: str) -> None:
 
 def test_remembered_tables_are_copies_and_keyed_by_every_input() -> None:
     inputs = _inputs()
-    args = (inputs.stages, inputs.rolls, inputs.roll_maps, inputs.params, inputs.stage_offsets)
-    first = kernel.simulation_tables(*args)
+    first = _tables(inputs, inputs.params)
     first[0][...] = 0  # a caller scribbling on its tables
-    second = kernel.simulation_tables(*args)
+    second = _tables(inputs, inputs.params)
     assert second[0].any() and np.array_equal(second[0], _fresh_tables(inputs, inputs.params)[0])
     other = _inputs("A10 BS4+ S5 AP-1 D2 [SUSTAINED HITS 1]")  # other Hit odds, same shapes
-    third = kernel.simulation_tables(other.stages, other.rolls, other.roll_maps, other.params, other.stage_offsets)
+    third = _tables(other, other.params)
     assert not all(np.array_equal(a, b) for a, b in zip(second, third, strict=True))
 
 
@@ -95,7 +104,7 @@ def test_only_a_few_table_sets_are_kept() -> None:
     for bs in range(2, 7):
         for s in range(3, 10):
             i = _inputs(f"A4 BS{bs}+ S{s} AP-1 D1")
-            kernel.simulation_tables(i.stages, i.rolls, i.roll_maps, i.params, i.stage_offsets)
+            _tables(i, i.params)
     assert len(kernel._TABLES) <= kernel._TABLES_KEPT
 
 

@@ -99,8 +99,10 @@ def test_the_issue_7_request_is_computed_with_exact_stage_moments() -> None:
     # damage stops at the unit's 1,000,000 wounds; stages at STAGE_CAP; models 0..1000;
     # Hazardous 3 x 1000 wounds and 1000 models (sized even when unused); 2 sums per stage.
     # Each row is padded to a multiple of 8 bins plus 8 (no two threads' rows share a cache line).
+    # Hazardous: no such weapon, one bin each; one model group (1,001 bins), one weapon group
+    # (2 sums); the per-trial scratch of groups + weapons (2).
     stage_bins = [STAGE_CAP + 1] * 5 + [1, 1] + [STAGE_CAP + 1] * 3  # no Lethal/Devastating
-    widths = [1_000_001, 1_001, sum(stage_bins), 3_001, 1_001, 2 * len(StageCount)]
+    widths = [1_000_001, 1_001, sum(stage_bins), 1, 1, 1_001, 2, 2, 2 * len(StageCount)]
     assert monte_carlo_bytes(inputs, chunks=1) == 8 * sum((w + 7) // 8 * 8 + 8 for w in widths)
     trials = 400
     r = montecarlo.run(inputs, trials=trials, seed=5)
@@ -148,11 +150,12 @@ def test_monte_carlo_bytes_is_what_the_engine_allocates(monkeypatch: pytest.Monk
     montecarlo.run(inputs, trials=5_000, seed=2, threads=2)
     args = seen[0]
     # out_damage, out_models, out_stages, out_hazard, out_hazard_models, out_over
-    outputs = [args[i] for i in (7, 8, 10, 11, 12)]
+    # out_damage, out_models, out_stages, out_hazard, out_hazard_models, out_groups, out_weapons, scratch
+    outputs = [args[i] for i in (10, 11, 13, 14, 15, 17, 19)] + [args[-1]]
     rows = {a.shape[0] for a in outputs}
     assert rows == {2}  # one row per thread, not per chunk (5,000 trials run 5 chunks)
-    assert args[13].shape[0] == 5  # the float sums of capped stages: one row per chunk
-    assert sum(a.nbytes for a in outputs) + args[13].nbytes == monte_carlo_bytes(inputs, 2, chunks=5)
+    assert args[16].shape[0] == 5  # the float sums of capped stages: one row per chunk
+    assert sum(a.nbytes for a in outputs) + args[16].nbytes == monte_carlo_bytes(inputs, 2, chunks=5)
 
 
 def test_uncapped_stages_are_unchanged() -> None:

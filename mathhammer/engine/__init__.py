@@ -10,10 +10,10 @@ from dataclasses import replace
 from typing import Any
 
 from .. import describe
-from ..compile import KernelInputs, check_monte_carlo, compile_matchup
+from ..compile import UnitInputs, check_monte_carlo, compile_matchup
 from ..errors import MatchupError, NotExactError
 from ..model import Matchup, Method
-from ..result import DamageResult
+from ..result import DamageResult, GroupResult, WeaponShare
 
 __all__ = ["Method", "analyse"]
 
@@ -40,16 +40,16 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
         Both before anything large is allocated; ``both`` raises only if both engines refuse.
     """
     compiled = compile_matchup(matchup)
+    unit = compiled.unit
+    assert unit is not None
     warnings = list(notes) + list(compiled.plan.warnings)
     extra: dict[str, Any] = {}
     if method is Method.MONTE_CARLO:
-        result = _monte_carlo(compiled.inputs, trials, seed, threads)
+        result = _monte_carlo(unit, trials, seed, threads)
     elif method is Method.EXACT:
-        from . import exact
-
-        result = exact.run(compiled.inputs)
+        result = _exact(unit)
     else:
-        result, extra = _both(compiled.inputs, trials, seed, threads, warnings)
+        result, extra = _both(unit, trials, seed, threads, warnings)
     provenance = {
         "attacker": describe.attacker_dict(matchup),
         "target": describe.target_dict(matchup.target),
@@ -65,15 +65,32 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
     return replace(result, provenance=provenance)
 
 
-def _both(inputs: KernelInputs, trials: int, seed: int | None, threads: int | None,
+def _exact(unit: UnitInputs) -> DamageResult:
+    """The exact engine: its closed forms for one weapon group at identical untouched models,
+    the allocation chain of :mod:`.exact_units` otherwise."""
+    if unit.single:
+        from . import exact
+
+        result = exact.run(unit.pairs[0][0])
+        return replace(result, groups=(GroupResult(name=unit.group_names[0], models=unit.group_models[0],
+                                                   models_destroyed=result.models_destroyed,
+                                                   leader=unit.group_leader[0]),),
+                       weapons=(WeaponShare(name=unit.weapon_names[0], count=unit.counts[0],
+                                            damage_mean=result.damage.mean(),
+                                            models_destroyed_mean=result.models_destroyed.mean()),))
+    from . import exact_units
+
+    return exact_units.run(unit)
+
+
+def _both(inputs: UnitInputs, trials: int, seed: int | None, threads: int | None,
           warnings: list[str]) -> tuple[DamageResult, dict[str, Any]]:
     """Both engines and their agreement; one alone (with a warning in ``warnings``) when the
     other refuses the request."""
-    from . import exact
     from .agreement import compare
 
     try:
-        ex = exact.run(inputs)
+        ex = _exact(inputs)
     except NotExactError as e:
         warnings.append(f"{e.message()}; --method both ran Monte Carlo alone")
         return _monte_carlo(inputs, trials, seed, threads), {}
@@ -89,7 +106,7 @@ def _both(inputs: KernelInputs, trials: int, seed: int | None, threads: int | No
     return replace(ex, method="both", trials=mc.trials, seed=mc.seed), {"monte_carlo": mc, "agreement": agreement}
 
 
-def _monte_carlo(inputs: KernelInputs, trials: int, seed: int | None, threads: int | None) -> DamageResult:
+def _monte_carlo(inputs: UnitInputs, trials: int, seed: int | None, threads: int | None) -> DamageResult:
     from . import montecarlo
 
     check_monte_carlo(inputs)

@@ -24,11 +24,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..codes import Flag, Param, StageCount
-from ..compile import STAGE_CAP, KernelInputs, check_monte_carlo, histogram_widths, monte_carlo_threads, padded_width
+from ..codes import Flag, Param, StageCount, UnitParam
+from ..compile import (
+    STAGE_CAP,
+    KernelInputs,
+    UnitInputs,
+    as_unit,
+    check_monte_carlo,
+    histogram_widths,
+    monte_carlo_threads,
+    padded_width,
+)
 from ..errors import InputError
 from ..limits import MAX_CHUNKS, MAX_TRIALS
-from ..result import DamageResult, Distribution
+from ..result import DamageResult, Distribution, GroupResult, WeaponShare
 
 __all__ = ["MAX_TRIALS", "chunk_plan", "chunk_seeds", "draw_seed", "live_compile_status", "run"]
 
@@ -122,12 +131,13 @@ def check_trials(trials: int) -> None:
         raise InputError(f"must be between 1 and {MAX_TRIALS:,}", where="--trials", value=trials)
 
 
-def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: int | None = None,
+def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = None, threads: int | None = None,
         stages: bool = True) -> DamageResult:
     """Simulate ``trials`` attack sequences.
 
     Args:
-        inputs: compiled tables.
+        inputs: compiled tables: a whole attack (UnitInputs) or one pair's (one weapon group at
+            one group of identical models).
         trials: number of trials, 1..MAX_TRIALS.
         seed: None draws one (and records it).
         threads: kernel threads (None: all cores; at most one per chunk, and no more than fit
@@ -140,7 +150,8 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
         MatchupError: histograms too large for the memory limit (before anything is allocated).
     """
     check_trials(trials)
-    check_monte_carlo(inputs)
+    u = as_unit(inputs)
+    check_monte_carlo(u)
     if seed is None:
         seed = draw_seed()
     if seed < 0:
@@ -151,31 +162,67 @@ def run(inputs: KernelInputs, *, trials: int, seed: int | None = None, threads: 
         raise InputError(f"must be between 1 and {kernel.max_threads()}", where="--threads", value=threads)
     sizes = chunk_plan(trials)
     n = sizes.size
-    slots = monte_carlo_threads(inputs, min(threads or kernel.max_threads(), n))  # a row each: memory
-    widths = histogram_widths(inputs)
-    out_damage, out_models, out_stages, out_hazard, out_hazard_models = (_rows(slots, w, np.int64) for w in widths)
+    slots = monte_carlo_threads(u, min(threads or kernel.max_threads(), n))  # a row each: memory
+    widths = histogram_widths(u)
+    out_damage, out_models, out_stages, out_hazard, out_hazard_models, out_groups, out_weapons = (
+        _rows(slots, w, np.int64) for w in widths)
     out_over = _rows(n, 2 * len(StageCount), np.float64)  # per chunk: see the kernel
-    params = inputs.params.copy()
+    params = u.params.copy()
     if stages:
-        params[Param.FLAGS] |= Flag.STAGES
+        params[..., Param.FLAGS] |= Flag.STAGES
+    group_offsets = np.concatenate([[0], np.cumsum([m + 1 for m in u.group_models])]).astype(np.int64)
+    unit = np.zeros(len(UnitParam), dtype=np.int64)
+    unit[UnitParam.BODYGUARD] = u.bodyguard_groups
+    unit[UnitParam.WOUNDS_LEFT] = u.wounds_left
+    attacker = np.array([[u.hazard_firing, int(u.params[0, 0, Param.HAZARD_WOUNDS]), 0]], dtype=np.int64)
     streams = kernel.new_streams(chunk_seeds(seed, n))
     batch = np.zeros(n, dtype=np.int64)
-    args = (inputs.stages, inputs.rolls, inputs.roll_maps, inputs.roll_flags, params, streams, batch,
-            out_damage, out_models, inputs.stage_offsets, out_stages, out_hazard, out_hazard_models, out_over,
-            *kernel.simulation_tables(inputs.stages, inputs.rolls, inputs.roll_maps, params, inputs.stage_offsets),
-            _rows(slots, kernel.BUFFER, np.uint64))
+    args = (u.stages, u.rolls, u.roll_maps, u.roll_flags, params, u.groups, unit, attacker, streams, batch,
+            out_damage, out_models, u.stage_offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups,
+            group_offsets, out_weapons,
+            *kernel.simulation_tables(u.stages, u.rolls, u.roll_maps, params, u.stage_offsets, u.single),
+            _rows(slots, kernel.BUFFER, np.uint64), _rows(slots, u.n_groups + u.n_weapons, np.int64))
     kernel.prepare_simulation(args, live=_LIVE.get())
     seconds = _run_batches(args, sizes, batch, slots)
-    damage, models, stage_counts, hazard, hazard_models = (
-        rows[:, :w].sum(axis=0) for rows, w in zip((out_damage, out_models, out_stages, out_hazard, out_hazard_models),
-                                                   widths, strict=True))
-    breakdown = _breakdown(inputs, stage_counts, out_over[:, :2 * len(StageCount)].sum(axis=0)) if stages else {}
-    hazardous = bool(inputs.params[Param.FLAGS] & Flag.HAZARDOUS)
-    return DamageResult(method="monte-carlo", trials=trials, seed=seed,
-                        damage=Distribution.from_counts(damage), models_destroyed=Distribution.from_counts(models),
-                        target_models=inputs.target_models, seconds=seconds, stages=breakdown,
+    damage, models, stage_counts, hazard, hazard_models, group_counts, weapon_sums = (
+        rows[:, :w].sum(axis=0) for rows, w in zip((out_damage, out_models, out_stages, out_hazard, out_hazard_models,
+                                                    out_groups, out_weapons), widths, strict=True))
+    breakdown = _breakdown(u, stage_counts, out_over[:, :2 * len(StageCount)].sum(axis=0)) if stages else {}
+    hazardous = u.hazard_firing > 0
+    damage_dist, models_dist = Distribution.from_counts(damage), Distribution.from_counts(models)
+    return DamageResult(method="monte-carlo", trials=trials, seed=seed, damage=damage_dist,
+                        models_destroyed=models_dist, target_models=u.target_models, seconds=seconds, stages=breakdown,
                         hazardous=Distribution.from_counts(hazard) if hazardous else None,
-                        hazard_models=Distribution.from_counts(hazard_models) if hazardous else None)
+                        hazard_models=Distribution.from_counts(hazard_models) if hazardous else None,
+                        groups=_groups(u, group_counts, models_dist), weapons=_weapons(u, weapon_sums, trials,
+                                                                                       damage_dist, models_dist))
+
+
+def _groups(u: UnitInputs, counts: npt.NDArray[np.int64], models: Distribution) -> tuple[GroupResult, ...]:
+    """Models destroyed in each group (the fast path of a single pair counts only the total:
+    the same thing)."""
+    if u.single:
+        return (GroupResult(name=u.group_names[0], models=u.group_models[0], models_destroyed=models,
+                            leader=u.group_leader[0]),)
+    out = []
+    start = 0
+    for name, n, leader in zip(u.group_names, u.group_models, u.group_leader, strict=True):
+        hist = counts[start:start + n + 1]
+        out.append(GroupResult(name=name, models=n, models_destroyed=Distribution.from_counts(hist), leader=leader))
+        start += n + 1
+    return tuple(out)
+
+
+def _weapons(u: UnitInputs, sums: npt.NDArray[np.int64], trials: int, damage: Distribution,
+             models: Distribution) -> tuple[WeaponShare, ...]:
+    """Each weapon group's mean wounds taken and models destroyed (a single weapon's are the
+    totals)."""
+    if u.single:
+        return (WeaponShare(name=u.weapon_names[0], count=u.counts[0], damage_mean=damage.mean(),
+                            models_destroyed_mean=models.mean()),)
+    return tuple(WeaponShare(name=name, count=count, damage_mean=int(sums[2 * g]) / trials,
+                             models_destroyed_mean=int(sums[2 * g + 1]) / trials)
+                 for g, (name, count) in enumerate(zip(u.weapon_names, u.counts, strict=True)))
 
 
 def _rows(n: int, width: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
@@ -186,13 +233,14 @@ def _rows(n: int, width: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
     return np.zeros((n, padded_width(width)), dtype=dtype)
 
 
-def _breakdown(inputs: KernelInputs, counts: npt.NDArray[np.int64],
+def _breakdown(inputs: UnitInputs, counts: npt.NDArray[np.int64],
                over: npt.NDArray[np.float64]) -> dict[str, Distribution]:
     """The stage distributions from the summed stage counts. A capped stage
     (KernelInputs.stage_capped) gets its exact mean and sd from the sums of the values in its
     last bin (``over``, summed over the chunks)."""
     off = inputs.stage_offsets
-    if not inputs.params[Param.FLAGS] & Flag.FEEL_NO_PAIN:  # the kernel counts it once: the same
+    fnp = inputs.params[0, 0, Param.FLAGS] & Flag.FEEL_NO_PAIN
+    if inputs.single and not fnp:  # the fast path counts it once: the same
         before, after = StageCount.DAMAGE_BEFORE_FNP, StageCount.DAMAGE_AFTER_FNP
         counts[off[after]:off[after + 1]] = counts[off[before]:off[before + 1]]
         over[2 * after:2 * after + 2] = over[2 * before:2 * before + 2]

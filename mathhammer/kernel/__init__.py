@@ -39,21 +39,30 @@ _FAST_KINDS = ("save_fail", "fnp_lost")
 
 
 def simulation_tables(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64],
-                      params: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]) -> tuple[Any, ...]:
-    """The table arguments of :func:`run_chunks` (binomial, then joint), building only what
-    the path the kernel will take reads (the same test as run_chunks').
+                      params: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64], single: bool = True
+                      ) -> tuple[Any, ...]:
+    """The table arguments of :func:`run_chunks` (binomial, then joint) for the stacked
+    [G, J, ...] tables of :class:`mathhammer.compile.UnitInputs`, building only what the path
+    the kernel will take reads (the same test as run_chunks'): joint tables only for a
+    ``single`` weapon group at one untouched group of identical models.
 
-    Building them takes 1-5 ms of Python, more than a run of 1e5 trials on two threads, so the
-    last few sets are remembered by the bytes of the inputs (a pure function: no run's state)
-    and each call gets its own copies.
+    Building them takes 1-5 ms of Python a pair, more than a run of 1e5 trials on two threads,
+    so the last few sets are remembered by the bytes of the inputs (a pure function: no run's
+    state) and each call gets its own copies.
     """
-    key = tuple((a.tobytes(), a.shape) for a in (stages, rolls, roll_maps, params, offsets))
+    key = (single, *((a.tobytes(), a.shape) for a in (stages, rolls, roll_maps, params, offsets)))
     with _TABLES_LOCK:
         built = _TABLES.pop(key, None)
     if built is None:
-        joint = joint_tables_for(stages, rolls, roll_maps, params, offsets)
-        fast = takes_fast_path(params, joint[4])
-        built = (*tables(stages, _FAST_KINDS if fast else KINDS), *joint)
+        if single:
+            joint = joint_tables_for(stages[0, 0], rolls[0, 0], roll_maps[0, 0], params[0, 0], offsets)
+        else:
+            joint = joint_tables(stages[0, 0], torrent=False, lethal=False, devastating=False,
+                                 split_devastating=False, sustained=None, keep_stages=False)
+        kinds = _FAST_KINDS if single and takes_fast_path(params[0, 0], joint[4]) else KINDS
+        pairs = [[tables(stages[g, j], kinds) for j in range(stages.shape[1])] for g in range(stages.shape[0])]
+        binomial = tuple(np.stack([np.stack([pair[i] for pair in row]) for row in pairs]) for i in (0, 1))
+        built = (*binomial, *joint)
     with _TABLES_LOCK:
         _TABLES[key] = built  # most recently used last
         while len(_TABLES) > _TABLES_KEPT:
@@ -63,7 +72,7 @@ def simulation_tables(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64]
 
 #: Table sets kept by simulation_tables (each at most about a megabyte), by their inputs' bytes.
 _TABLES_KEPT = 16
-_TABLES: dict[tuple[tuple[bytes, tuple[int, ...]], ...], tuple[Any, ...]] = {}
+_TABLES: dict[tuple[object, ...], tuple[Any, ...]] = {}
 _TABLES_LOCK = threading.Lock()
 
 

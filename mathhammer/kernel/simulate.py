@@ -33,14 +33,18 @@ import numpy as np
 
 from ._jit import jit
 from .binomial import TABLE_N
-from .rng import BUFFER, GAMMA, LOW32, S32, S_COUNTER, S_POS, d6, next_value, refill
+from .rng import BUFFER, GAMMA, LOW32, S32, S_COUNTER, S_POS, d6, digit, next_value, refill
 
 # Rows, columns and flags of mathhammer.codes, repeated as plain ints so the kernel stays
 # free of Python objects (tests/test_kernel.py checks they agree).
 HIT, WOUND, SAVE, FEEL_NO_PAIN = 0, 1, 2, 3
 ATTACKS, SUSTAINED, DAMAGE = 0, 1, 2
 P_FLAGS, P_FIRING, P_MODELS, P_WOUNDS, P_COMMAND, P_HAZ_WOUNDS, P_HAZ_FNP = 0, 1, 2, 3, 4, 5, 6
-F_TORRENT, F_LETHAL, F_DEVASTATING, F_SPILL, F_FNP, F_HAZARDOUS, F_STAGES = 1, 2, 4, 8, 16, 32, 64
+F_TORRENT, F_LETHAL, F_DEVASTATING, F_SPILL, F_FNP, F_HAZARDOUS, F_STAGES, F_PRECISION = 1, 2, 4, 8, 16, 32, 64, 128
+# Entries of ``unit`` (mathhammer.codes.UnitParam) and the 36 pairs of one re-rolled die.
+U_BODYGUARD, U_WOUNDS_LEFT = 0, 1
+THIRTY_SIX = np.uint64(36)
+REROLLABLE_BIT = 4
 C_HIT, C_WOUND, C_DAMAGE, C_SAVE, C_ATTACKS = 1, 2, 3, 4, 5
 R_REROLL, R_BELOW_AVERAGE = 1, 2
 PAIRS = 36
@@ -87,7 +91,8 @@ def _dice(kind, rolls, buf, pos, s):
 @jit
 def _attacks(firing, command, rolls, roll_maps, roll_flags, buf, pos, s):
     """Attacks of the unit (R-1): each model's roll (Blast and Rapid Fire included, compile.py),
-    the lowest taking a Command Re-roll when below average. Returns (attacks, pos, s)."""
+    the lowest taking a Command Re-roll when below average. Returns (attacks, 1 if the
+    Command Re-roll was used else 0, pos, s)."""
     n_attacks = 0
     low_raw = -1
     for _m in range(firing):
@@ -95,10 +100,12 @@ def _attacks(firing, command, rolls, roll_maps, roll_flags, buf, pos, s):
         n_attacks += roll_maps[ATTACKS, raw]
         if low_raw < 0 or roll_maps[ATTACKS, raw] < roll_maps[ATTACKS, low_raw]:
             low_raw = raw
+    used = 0
     if command == C_ATTACKS and roll_flags[ATTACKS, low_raw] & R_BELOW_AVERAGE:
         raw, pos, s = _dice(ATTACKS, rolls, buf, pos, s)
         n_attacks += roll_maps[ATTACKS, raw] - roll_maps[ATTACKS, low_raw]
-    return n_attacks, pos, s
+        used = 1
+    return n_attacks, used, pos, s
 
 
 @jit
@@ -210,47 +217,69 @@ def _rolled_damage(n, command, fnp, rolls, roll_maps, roll_flags, table, alias, 
 
 
 @jit
-def _allocate(unsaved, pending, command, flags, n_models, w_model, rolls, roll_maps, roll_flags, table, alias,
-              buf, pos, s):
-    """Damage, Feel No Pain and allocation (R-8, R-9): one model at a time, excess lost; then the
-    deferred Devastating-Wounds mortal wounds (R-6.3/R-6.4): to the wounded model, excess lost,
-    spilling over under the 2023 text. Returns (wounds lost, models destroyed, damage before
-    and after Feel No Pain, pos, s)."""
+def _take(dmg, group, left, w, end, groups):
+    """The allocation state machine (R-9.1/R-9.2), for one queue of models ("track"): models of
+    groups ``group`` .. ``end`` - 1 (``groups[j]`` = (models, W, leader)) taken one at a time;
+    ``left`` models remain in the current group, the current one with ``w`` wounds. ``dmg``
+    goes to the current model, excess lost. Returns (wounds taken, the group of the model
+    destroyed or -1, group, left, w); ``left`` 0 means the track is empty."""
+    if left == 0 or dmg <= 0:
+        return 0, -1, group, left, w
+    take = dmg if dmg < w else w
+    w -= take
+    killed = -1
+    if w == 0:
+        killed = group
+        left -= 1
+        if left == 0 and group + 1 < end:
+            group += 1
+            left = groups[group, 0]
+        w = groups[group, 1] if left > 0 else 0
+    return take, killed, group, left, w
+
+
+@jit
+def _allocate(unsaved, pending, command, flags, groups, rolls, roll_maps, roll_flags, table, alias, buf, pos, s):
+    """Damage, Feel No Pain and allocation (R-8, R-9) at one group of identical models
+    (``groups[0]``): one model at a time, excess lost (:func:`_take`); then the deferred
+    Devastating-Wounds mortal wounds (R-6.3/R-6.4): to the wounded model, excess lost, spilling
+    over under the 2023 text. Returns (wounds lost, models destroyed, damage before and after
+    Feel No Pain, pos, s)."""
     fnp = (flags & F_FNP) != 0
     spill = (flags & F_SPILL) != 0
     keep_stages = (flags & F_STAGES) != 0
-    total = before = after = 0
-    models_left = n_models
-    w_left = w_model
+    total = before = after = destroyed = 0
+    group = 0
+    left = groups[0, 0]
+    w = groups[0, 1]
     for u in range(unsaved + pending):
-        if models_left == 0 and not keep_stages:
+        if left == 0 and not keep_stages:
             break
         dmg, command, pos, s = _damage_roll(command, rolls, roll_maps, roll_flags, buf, pos, s)
         before += dmg
         if fnp:
             dmg, pos, s = count(table, alias, K_FNP_LOST, dmg, buf, pos, s)
         after += dmg
-        while dmg > 0 and models_left > 0:
-            take = dmg if dmg < w_left else w_left
+        while dmg > 0 and left > 0:
+            take, killed, group, left, w = _take(dmg, group, left, w, 1, groups)
             total += take
             dmg -= take
-            w_left -= take
-            if w_left == 0:
-                models_left -= 1
-                w_left = w_model
+            destroyed += killed >= 0
             if u < unsaved or not spill:
                 break
-    return total, n_models - models_left, before, after, pos, s
+    return total, destroyed, before, after, pos, s
 
 
 @jit
-def _hazardous(firing, haz_w, haz_fnp, buf, pos, s):
-    """Hazardous (R-9.7): one test per firing model; each 1 is 3 mortal wounds to one model
-    (the wounded one first), Feel No Pain per point, excess lost. Returns (wounds lost, models
-    lost, pos, s)."""
+def _hazardous(firing, groups, haz_fnp, buf, pos, s):
+    """Hazardous (R-9.7): one test per firing model; each 1 is 3 mortal wounds to one model of
+    ``groups`` (the firing models: (firing, W), W 0 when unknown; the wounded one first, by
+    :func:`_take`), Feel No Pain per point, excess lost. Returns (wounds lost, models lost, pos, s)."""
     lost = 0
     dead = 0
-    haz_left = haz_w
+    group = 0
+    left = groups[0, 0]
+    w = groups[0, 1]
     for _h in range(firing):
         f, pos, s = d6(buf, pos, s)
         if f != 1:
@@ -260,15 +289,12 @@ def _hazardous(firing, haz_w, haz_fnp, buf, pos, s):
             for _p in range(3):
                 g, pos, s = d6(buf, pos, s)
                 mw -= g >= haz_fnp
-        if haz_w == 0:
+        if groups[0, 1] == 0:
             lost += mw
-        elif dead < firing:
-            take = mw if mw < haz_left else haz_left
+        else:
+            take, killed, group, left, w = _take(mw, group, left, w, 1, groups)
             lost += take
-            haz_left -= take
-            if haz_left == 0:
-                dead += 1
-                haz_left = haz_w
+            dead += killed >= 0
     return lost, dead, pos, s
 
 
@@ -301,69 +327,242 @@ def _count_at(out_stages, out_over, i, base, last, value, times):
 
 
 @jit
-def _run_chunk(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_damage, out_models,
-               offsets, out_stages, out_hazard, out_hazard_models, out_over, table, alias, buf):
-    flags = params[P_FLAGS]
-    torrent = (flags & F_TORRENT) != 0
-    lethal = (flags & F_LETHAL) != 0
-    devastating = (flags & F_DEVASTATING) != 0
-    fnp = (flags & F_FNP) != 0
-    hazardous = (flags & F_HAZARDOUS) != 0
-    keep_stages = (flags & F_STAGES) != 0
-    firing = params[P_FIRING]
-    n_models = params[P_MODELS]
-    w_model = params[P_WOUNDS]
-    command = params[P_COMMAND]
-    fixed_attacks = firing * roll_maps[ATTACKS, 0] if rolls[ATTACKS, 0] + rolls[ATTACKS, 1] == 0 else -1
-    fixed_sustained = rolls[SUSTAINED, 0] + rolls[SUSTAINED, 1] == 0
-    # Without the stage breakdown, a count nobody looks at is not drawn: Critical Hits matter
-    # only for Sustained and Lethal Hits, and wounds only through the saves they get.
-    hits_only = not keep_stages and command != C_HIT and not lethal and fixed_sustained \
-        and roll_maps[SUSTAINED, 0] == 0
-    unsaved_only = not keep_stages and command != C_WOUND and command != C_SAVE
+def _save_one(stages, command, buf, pos, s):
+    """One saving throw with its re-roll (one random value picks the pair of dice, column
+    (first - 1) * 6 + re-roll - 1 of the SAVE row) and, with ``command`` C_SAVE, the Command
+    Re-roll of a failed save that was not re-rolled. Returns (1 if it failed, command left, pos, s)."""
+    r, pos, s = next_value(buf, pos, s)
+    column, _ = digit(r, THIRTY_SIX)
+    v = stages[SAVE, column]
+    if v & 1 and command == C_SAVE and v & REROLLABLE_BIT:
+        f, pos, s = d6(buf, pos, s)
+        v = stages[SAVE, (f - 1) * 7]
+        command = 0
+    return v & 1, command, pos, s
+
+
+@jit
+def _track_of(precision, left0, left1):
+    """Which track takes the next attack: 0 (Bodyguard, or every model of a unit without a
+    Leader) while it has models, else 1 (the Leaders); a PRECISION attack takes track 1 while it
+    has models (R-9.4). -1: no model left."""
+    if precision and left1 > 0:
+        return 1
+    if left0 > 0:
+        return 0
+    if left1 > 0:
+        return 1
+    return -1
+
+
+@jit
+def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, st, n_trials, out_damage,
+               out_models, offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups, group_offsets,
+               out_weapons, table, alias, buf, scratch):
+    """Every input: weapon groups g fired in order at the model groups j of a unit (tables
+    [G, J, ...], see mathhammer.compile.UnitInputs), one trial at a time.
+
+    Per weapon group: attacks, Hit rolls, Sustained and Lethal Hits and Wound rolls as counts
+    (its tables against group 0: they do not depend on the group), Devastating-Wounds crits set
+    aside. Its other wounds are allocated one at a time to the current model of a track
+    (:func:`_track_of`, :func:`_take`): the saving throw, Damage and Feel No Pain of that model's
+    group. With one group of identical models the saves do not depend on the allocation, so
+    they are drawn as a count first. After every weapon group: the Devastating-Wounds attacks
+    (R-6.3), then Hazardous tests (R-9.7). ``scratch`` holds the per-trial counts (kills per
+    group, pending Devastating wounds per weapon group) in place of allocated arrays.
+    """
+    n_weapons = stages.shape[0]
+    n_groups = stages.shape[1]
+    keep_stages = (params[0, 0, P_FLAGS] & F_STAGES) != 0
+    n_bodyguard = unit[U_BODYGUARD]
+    wounds_left = unit[U_WOUNDS_LEFT]
+    unlimited = groups[0, 1] == 0
+    hazard_firing = attacker[0, 0]
     pos = np.int64(st[S_POS])
     s = st[S_COUNTER]
     if pos < BUFFER:  # resume: the buffer holds the BUFFER values before the counter
         refill(buf, s - np.uint64(BUFFER) * GAMMA)
     for _ in range(n_trials):
-        if fixed_attacks >= 0:
-            n_attacks = fixed_attacks
-        else:
-            n_attacks, pos, s = _attacks(firing, command, rolls, roll_maps, roll_flags, buf, pos, s)
-        # Hit rolls (R-2): TORRENT hits automatically and never critically (R-1.6).
-        if torrent:
-            hits, crits = n_attacks, 0
-        elif hits_only:
-            hits, pos, s = count(table, alias, K_HIT_ANY, n_attacks, buf, pos, s)
-            crits = 0
-        else:
-            hits, crits, pos, s = _hit_rolls(n_attacks, command, stages, table, alias, buf, pos, s)
-        # Critical Hits: Sustained Hits add non-critical hits (R-4.1/4.2); Lethal Hits
-        # wound automatically, without a Critical Wound (R-4.3/4.4).
-        if fixed_sustained:
-            extra = crits * roll_maps[SUSTAINED, 0]
-        else:
-            extra = 0
-            for _c in range(crits):
-                raw, pos, s = _dice(SUSTAINED, rolls, buf, pos, s)
-                extra += roll_maps[SUSTAINED, raw]
-        auto = crits if lethal else 0
-        hits += crits + extra
-        if unsaved_only:
-            wounds = crit_wounds = 0
-            unsaved, pending, pos, s = _unsaved(hits - auto, auto, devastating, table, alias, buf, pos, s)
-        else:
-            wounds, crit_wounds, unsaved, pending, pos, s = _wound_rolls(
-                hits - auto, auto, command, devastating, stages, table, alias, buf, pos, s)
-        damage_command = 1 if command == C_DAMAGE else 0
-        if w_model == 0:
-            before, after, pos, s = _rolled_damage(unsaved + pending, damage_command, fnp, rolls, roll_maps,
-                                                   roll_flags, table, alias, buf, pos, s)
-            total, destroyed = after, 0
-        else:
-            total, destroyed, before, after, pos, s = _allocate(unsaved, pending, damage_command, flags, n_models,
-                                                                w_model, rolls, roll_maps, roll_flags, table, alias,
-                                                                buf, pos, s)
+        for j in range(n_groups):
+            scratch[j] = 0
+        g0, left0, w0 = 0, groups[0, 0], groups[0, 1]
+        if wounds_left > 0:
+            w0 = wounds_left
+        g1, left1, w1 = n_bodyguard, 0, 0
+        if n_bodyguard < n_groups:
+            left1, w1 = groups[n_bodyguard, 0], groups[n_bodyguard, 1]
+        command = params[0, 0, P_COMMAND]
+        total = destroyed = 0
+        n_attacks = hits = crits = wounds = crit_wounds = autos = pendings = unsaved = before = after = 0
+        for g in range(n_weapons):
+            flags = params[g, 0, P_FLAGS]
+            torrent = (flags & F_TORRENT) != 0
+            lethal = (flags & F_LETHAL) != 0
+            devastating = (flags & F_DEVASTATING) != 0
+            precision = (flags & F_PRECISION) != 0
+            hit_rows = stages[g, 0]
+            t0, a0 = table[g, 0], alias[g, 0]
+            firing = params[g, 0, P_FIRING]
+            if rolls[g, 0, ATTACKS, 0] + rolls[g, 0, ATTACKS, 1] == 0:
+                n = firing * roll_maps[g, 0, ATTACKS, 0]
+            else:
+                n, used, pos, s = _attacks(firing, command, rolls[g, 0], roll_maps[g, 0], roll_flags[g, 0], buf, pos,
+                                           s)
+                if used:
+                    command = 0
+            # Hit rolls (R-2; TORRENT R-1.6), with the Command Re-roll of one failed roll
+            if torrent:
+                h, c = n, 0
+            else:
+                c, pos, s = count(t0, a0, K_HIT_CRIT, n, buf, pos, s)
+                h, pos, s = count(t0, a0, K_HIT, n - c, buf, pos, s)
+                if command == C_HIT:
+                    rerollable, pos, s = count(t0, a0, K_HIT_RR, n - c - h, buf, pos, s)
+                    if rerollable > 0:
+                        o, pos, s = _lone(HIT, hit_rows, buf, pos, s)
+                        h += o & 1
+                        c += o >> 1
+                        command = 0
+            # Sustained Hits (R-4.1/4.2) and Lethal Hits (R-4.3/4.4)
+            if rolls[g, 0, SUSTAINED, 0] + rolls[g, 0, SUSTAINED, 1] == 0:
+                extra = c * roll_maps[g, 0, SUSTAINED, 0]
+            else:
+                extra = 0
+                for _c in range(c):
+                    raw, pos, s = _dice(SUSTAINED, rolls[g, 0], buf, pos, s)
+                    extra += roll_maps[g, 0, SUSTAINED, raw]
+            auto = c if lethal else 0
+            h += c + extra
+            # Wound rolls (R-5), Devastating Wounds set aside (R-6)
+            cw, pos, s = count(t0, a0, K_WOUND_CRIT, h - auto, buf, pos, s)
+            wd, pos, s = count(t0, a0, K_WOUND, h - auto - cw, buf, pos, s)
+            if command == C_WOUND:
+                rerollable, pos, s = count(t0, a0, K_WOUND_RR, h - auto - cw - wd, buf, pos, s)
+                if rerollable > 0:
+                    o, pos, s = _lone(WOUND, hit_rows, buf, pos, s)
+                    wd += o & 1
+                    cw += o >> 1
+                    command = 0
+            pending = cw if devastating else 0
+            scratch[n_groups + g] = pending
+            to_save = wd + cw - pending + auto
+            n_attacks += n
+            hits += h
+            crits += c
+            wounds += wd + cw + auto
+            crit_wounds += cw
+            autos += auto
+            pendings += pending
+            # saves, damage, Feel No Pain and allocation, one wound at a time (R-7 .. R-9)
+            if n_groups == 1:  # identical models: the saves are a count
+                if command == C_SAVE:
+                    failed, pos, s = count(t0, a0, K_SAVE_FAIL_RR, to_save, buf, pos, s)
+                    other, pos, s = count(t0, a0, K_SAVE_FAIL_OTHER, to_save - failed, buf, pos, s)
+                    if failed > 0:
+                        o, pos, s = _lone(SAVE, hit_rows, buf, pos, s)
+                        failed -= 1 - o
+                        command = 0
+                    failed += other
+                else:
+                    failed, pos, s = count(t0, a0, K_SAVE_FAIL, to_save, buf, pos, s)
+            else:
+                failed = to_save
+            for _w in range(failed):
+                t = _track_of(precision, left0, left1)
+                if t < 0 and not keep_stages:
+                    break
+                j = n_groups - 1 if t < 0 else (g0 if t == 0 else g1)
+                if n_groups > 1:
+                    fail, command, pos, s = _save_one(stages[g, j], command, buf, pos, s)
+                    if fail == 0:
+                        continue
+                unsaved += 1
+                dc = 1 if command == C_DAMAGE else 0
+                dmg, dc, pos, s = _damage_roll(dc, rolls[g, j], roll_maps[g, j], roll_flags[g, j], buf, pos, s)
+                if command == C_DAMAGE and dc == 0:
+                    command = 0
+                before += dmg
+                if params[g, j, P_FLAGS] & F_FNP:
+                    dmg, pos, s = count(table[g, j], alias[g, j], K_FNP_LOST, dmg, buf, pos, s)
+                after += dmg
+                if unlimited:
+                    total += dmg
+                    out_weapons[2 * g] += dmg
+                elif t == 0:
+                    take, killed, g0, left0, w0 = _take(dmg, g0, left0, w0, n_bodyguard, groups)
+                    total += take
+                    out_weapons[2 * g] += take
+                    if killed >= 0:
+                        scratch[killed] += 1
+                        out_weapons[2 * g + 1] += 1
+                elif t == 1:
+                    take, killed, g1, left1, w1 = _take(dmg, g1, left1, w1, n_groups, groups)
+                    total += take
+                    out_weapons[2 * g] += take
+                    if killed >= 0:
+                        scratch[killed] += 1
+                        out_weapons[2 * g + 1] += 1
+        # the Devastating-Wounds attacks, after every other attack (R-6.3), no save (R-6.1)
+        for g in range(n_weapons):
+            precision = (params[g, 0, P_FLAGS] & F_PRECISION) != 0
+            spill = (params[g, 0, P_FLAGS] & F_SPILL) != 0
+            for _p in range(scratch[n_groups + g]):
+                t = _track_of(precision, left0, left1)
+                if t < 0 and not keep_stages:
+                    break
+                j = n_groups - 1 if t < 0 else (g0 if t == 0 else g1)
+                dc = 1 if command == C_DAMAGE else 0
+                dmg, dc, pos, s = _damage_roll(dc, rolls[g, j], roll_maps[g, j], roll_flags[g, j], buf, pos, s)
+                if command == C_DAMAGE and dc == 0:
+                    command = 0
+                before += dmg
+                if spill and not unlimited:
+                    # 2023 text: the mortal wounds carry over, each point to the model the rules
+                    # pick then, with that model's Feel No Pain (R-8.5, R-9.3)
+                    for _point in range(dmg):
+                        t = _track_of(precision, left0, left1)
+                        if t < 0 and not keep_stages:
+                            break
+                        j = n_groups - 1 if t < 0 else (g0 if t == 0 else g1)
+                        lost = 1
+                        if params[g, j, P_FLAGS] & F_FNP:
+                            lost, pos, s = count(table[g, j], alias[g, j], K_FNP_LOST, 1, buf, pos, s)
+                        after += lost
+                        if t < 0:
+                            continue
+                        if t == 0:
+                            take, killed, g0, left0, w0 = _take(lost, g0, left0, w0, n_bodyguard, groups)
+                        else:
+                            take, killed, g1, left1, w1 = _take(lost, g1, left1, w1, n_groups, groups)
+                        total += take
+                        out_weapons[2 * g] += take
+                        if killed >= 0:
+                            scratch[killed] += 1
+                            out_weapons[2 * g + 1] += 1
+                    continue
+                if params[g, j, P_FLAGS] & F_FNP:
+                    dmg, pos, s = count(table[g, j], alias[g, j], K_FNP_LOST, dmg, buf, pos, s)
+                after += dmg
+                if unlimited:
+                    total += dmg
+                    out_weapons[2 * g] += dmg
+                elif t == 0:  # excess lost (R-6.4)
+                    take, killed, g0, left0, w0 = _take(dmg, g0, left0, w0, n_bodyguard, groups)
+                    total += take
+                    out_weapons[2 * g] += take
+                    if killed >= 0:
+                        scratch[killed] += 1
+                        out_weapons[2 * g + 1] += 1
+                elif t == 1:
+                    take, killed, g1, left1, w1 = _take(dmg, g1, left1, w1, n_groups, groups)
+                    total += take
+                    out_weapons[2 * g] += take
+                    if killed >= 0:
+                        scratch[killed] += 1
+                        out_weapons[2 * g + 1] += 1
+        for j in range(n_groups):
+            destroyed += scratch[j]
+            out_groups[group_offsets[j] + scratch[j]] += 1
         out_damage[total] += 1
         out_models[destroyed] += 1
         if keep_stages:
@@ -372,13 +571,13 @@ def _run_chunk(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_d
             _record(out_stages, out_over, offsets, 2, crits)
             _record(out_stages, out_over, offsets, 3, wounds)
             _record(out_stages, out_over, offsets, 4, crit_wounds)
-            _record(out_stages, out_over, offsets, 5, auto)
-            _record(out_stages, out_over, offsets, 6, pending)
+            _record(out_stages, out_over, offsets, 5, autos)
+            _record(out_stages, out_over, offsets, 6, pendings)
             _record(out_stages, out_over, offsets, 7, unsaved)
             _record(out_stages, out_over, offsets, 8, before)
             _record(out_stages, out_over, offsets, 9, after)
-        if hazardous:
-            lost, dead, pos, s = _hazardous(firing, params[P_HAZ_WOUNDS], params[P_HAZ_FNP], buf, pos, s)
+        if hazard_firing > 0:
+            lost, dead, pos, s = _hazardous(hazard_firing, attacker, params[0, 0, P_HAZ_FNP], buf, pos, s)
             out_hazard[lost] += 1
             out_hazard_models[dead] += 1
     st[S_POS] = pos
@@ -402,9 +601,9 @@ def joint(jt, jown, jalias, start, kind, n, chunk, buf, pos, s):
 
 
 @jit
-def _run_fast(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_damage, out_models, offsets,
-              out_stages, out_hazard, out_hazard_models, out_over, table, alias, jt, jown, jalias, jstart, jchunk,
-              buf):
+def _run_fast(stages, rolls, roll_maps, roll_flags, params, groups, attacker, st, n_trials, out_damage, out_models,
+              offsets, out_stages, out_hazard, out_hazard_models, out_over, table, alias, jt, jown, jalias, jstart,
+              jchunk, buf):
     """_run_chunk when no Command Re-roll of a Hit roll, Wound roll or save ties dice together and
     Sustained Hits is fixed: each stage's outcome is one joint draw per TABLE_N dice
     (mathhammer.kernel.joint), or, without the stage breakdown, one draw per TABLE_N attacks."""
@@ -416,7 +615,6 @@ def _run_fast(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_da
     hazardous = (flags & F_HAZARDOUS) != 0
     keep_stages = (flags & F_STAGES) != 0
     firing = params[P_FIRING]
-    n_models = params[P_MODELS]
     w_model = params[P_WOUNDS]
     command = params[P_COMMAND]
     damage_command = 1 if command == C_DAMAGE else 0
@@ -441,7 +639,7 @@ def _run_fast(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_da
         if fixed_attacks >= 0:
             n_attacks = fixed_attacks
         else:
-            n_attacks, pos, s = _attacks(firing, command, rolls, roll_maps, roll_flags, buf, pos, s)
+            n_attacks, _used, pos, s = _attacks(firing, command, rolls, roll_maps, roll_flags, buf, pos, s)
         if not keep_stages:
             o, pos, s = joint(jt, jown, jalias, jstart, J_FINAL, n_attacks, final_chunk, buf, pos, s)
             unsaved = o & MASK32
@@ -471,9 +669,9 @@ def _run_fast(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_da
                                                    roll_flags, table, alias, buf, pos, s)
             total, destroyed = after, 0
         else:
-            total, destroyed, before, after, pos, s = _allocate(unsaved, pending, damage_command, flags, n_models,
-                                                                w_model, rolls, roll_maps, roll_flags, table, alias,
-                                                                buf, pos, s)
+            total, destroyed, before, after, pos, s = _allocate(unsaved, pending, damage_command, flags, groups,
+                                                                rolls, roll_maps, roll_flags, table, alias, buf, pos,
+                                                                s)
         out_damage[total] += 1
         out_models[destroyed] += 1
         if keep_stages:  # counts that cannot vary are counted once, after the loop
@@ -493,7 +691,7 @@ def _run_fast(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_da
             if fnp:  # else the engine copies DAMAGE_BEFORE_FNP: the same
                 _count_at(out_stages, out_over, 9, b9, l9, after, 1)
         if hazardous:
-            lost, dead, pos, s = _hazardous(firing, params[P_HAZ_WOUNDS], params[P_HAZ_FNP], buf, pos, s)
+            lost, dead, pos, s = _hazardous(firing, attacker, params[P_HAZ_FNP], buf, pos, s)
             out_hazard[lost] += 1
             out_hazard_models[dead] += 1
     if keep_stages:
@@ -510,47 +708,61 @@ def _run_fast(stages, rolls, roll_maps, roll_flags, params, st, n_trials, out_da
 
 
 @jit
-def run_chunks(stages, rolls, roll_maps, roll_flags, params, streams, chunk_trials, out_damage, out_models,
-               offsets, out_stages, out_hazard, out_hazard_models, out_over, table, alias, jt, jown, jalias, jstart,
-               jchunk, buffers, first, step, slot):
+def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, streams, chunk_trials, out_damage,
+               out_models, offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups, group_offsets,
+               out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, buffers, scratch, first, step, slot):
     """Simulate ``chunk_trials[c]`` more trials of chunks c = first, first + step, ..., adding
     to row ``slot`` of every histogram.
 
-    stages: int8[4, 36]  rows of mathhammer.codes.Stage; column (first face-1)*6 + (re-roll face-1)
-    rolls: int64[3, 2]  (number of D6, number of D3) per mathhammer.codes.Roll
-    roll_maps: int64[3, MAX_RAW + 1]  raw dice sum -> value
-    roll_flags: int8[3, MAX_RAW + 1]  mathhammer.codes.RollFlag bits per raw sum
-    params: int64[7]  mathhammer.codes.Param
+    stages: int8[G, J, 4, 36]  per weapon group g and model group j (mathhammer.compile.UnitInputs):
+        rows of mathhammer.codes.Stage; column (first face-1)*6 + (re-roll face-1)
+    rolls: int64[G, J, 3, 2]  (number of D6, number of D3) per mathhammer.codes.Roll
+    roll_maps: int64[G, J, 3, MAX_RAW + 1]  raw dice sum -> value
+    roll_flags: int8[G, J, 3, MAX_RAW + 1]  mathhammer.codes.RollFlag bits per raw sum
+    params: int64[G, J, 7]  mathhammer.codes.Param
+    groups: int64[J, 3]  (models, W (0: unlimited), leader) of each model group in allocation order
+    unit: int64[2]  (Bodyguard groups: groups 0 .. unit[0] - 1 take attacks first; wounds left of the
+        first model, 0: untouched)
+    attacker: int64[1, 3]  (models making Hazardous tests, their W (0: unknown), 0)
     streams: uint64[n_chunks, N_STREAM]  each chunk's random stream (S_POS, ...), advanced in place;
         a new chunk's row is (BUFFER, seed, 0, 0) (mathhammer.kernel.new_streams)
     chunk_trials: int64[n_chunks]  trials to run now in each chunk (0 for a finished chunk)
-    out_damage: int64[slots, damage_max + 1]  trials by wounds lost by the target
-    out_models: int64[slots, target_models + 1]  trials by models destroyed
+    out_damage: int64[slots, >= damage_max + 1]  trials by wounds lost by the target
+    out_models: int64[slots, >= target_models + 1]  trials by models destroyed
     offsets: int64[11]  where each mathhammer.codes.StageCount histogram starts in a row of out_stages
-    out_stages: int64[slots, offsets[10]]  trials by each stage count (filled with Flag.STAGES);
+    out_stages: int64[slots, >= offsets[10]]  trials by each stage count (filled with Flag.STAGES);
         the last bin of each holds that value and every larger one. Without Feel No Pain the
         damage after it may be left empty: it is the damage before it (the engine copies it)
-    out_hazard: int64[slots, 3 * firing + 1]  trials by wounds lost to Hazardous tests
-    out_hazard_models: int64[slots, firing + 1]  trials by firing models lost to them
-    out_over: float64[n_chunks, 2 * N_STAGES]  sum and sum of squares of the values in each stage
+    out_hazard: int64[slots, >= 3 * firing + 1]  trials by wounds lost to Hazardous tests
+    out_hazard_models: int64[slots, >= firing + 1]  trials by firing models lost to them
+    out_over: float64[n_chunks, >= 2 * N_STAGES]  sum and sum of squares of the values in each stage
         histogram's last bin, per chunk (so that the float sums, added trial by trial in the chunk's
         order, never depend on the thread count or on how the trials were split into calls)
-    table, alias: the binomial tables (mathhammer.kernel.binomial.tables)
-    jt, jown, jalias, jstart, jchunk: the joint tables (mathhammer.kernel.joint.joint_tables)
-    buffers: uint64[slots, BUFFER]  scratch space for the random streams (the kernel allocates nothing)
+    out_groups: int64[slots, >= group_offsets[J]]  trials by models destroyed in each group (group j's
+        histogram at group_offsets[j]; filled by the general path only)
+    out_weapons: int64[slots, >= 2 G]  wounds taken and models destroyed by each weapon group, summed
+        (general path only)
+    table, alias: int64/uint64[G, J, kinds, size]  the binomial tables of each pair (mathhammer.kernel.binomial)
+    jt, jown, jalias, jstart, jchunk: the joint tables of the only pair (mathhammer.kernel.joint);
+        empty unless the fast path is taken
+    buffers: uint64[slots, >= BUFFER]  scratch space for the random streams (the kernel allocates nothing)
+    scratch: int64[slots, >= J + G]  per-trial counts of the general path
     All outputs are zeroed by the caller before the first call and only added to.
     """
-    keep_stages = (params[P_FLAGS] & F_STAGES) != 0
+    keep_stages = (params[0, 0, P_FLAGS] & F_STAGES) != 0
     # The fast path runs exactly when its joint tables were built (mathhammer.kernel.takes_fast_path
-    # decides the same from the same tables, and builds only the binomial rows that path reads);
-    # they are empty whenever a Command Re-roll ties dice together or Sustained Hits is rolled.
+    # decides the same from the same tables, and builds them only for one weapon group at one
+    # untouched group of identical models); they are empty whenever a Command Re-roll ties dice
+    # together or Sustained Hits is rolled.
     fast = (jchunk[J_HIT] > 0 and jchunk[J_WOUND] > 0) if keep_stages else jchunk[J_FINAL] > 0
     for c in range(first, streams.shape[0], step):
         if fast:
-            _run_fast(stages, rolls, roll_maps, roll_flags, params, streams[c], chunk_trials[c], out_damage[slot],
-                      out_models[slot], offsets, out_stages[slot], out_hazard[slot], out_hazard_models[slot],
-                      out_over[c], table, alias, jt, jown, jalias, jstart, jchunk, buffers[slot])
+            _run_fast(stages[0, 0], rolls[0, 0], roll_maps[0, 0], roll_flags[0, 0], params[0, 0], groups, attacker,
+                      streams[c], chunk_trials[c], out_damage[slot], out_models[slot], offsets, out_stages[slot],
+                      out_hazard[slot], out_hazard_models[slot], out_over[c], table[0, 0], alias[0, 0], jt, jown,
+                      jalias, jstart, jchunk, buffers[slot])
         else:
-            _run_chunk(stages, rolls, roll_maps, roll_flags, params, streams[c], chunk_trials[c], out_damage[slot],
-                       out_models[slot], offsets, out_stages[slot], out_hazard[slot], out_hazard_models[slot],
-                       out_over[c], table, alias, buffers[slot])
+            _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, streams[c],
+                       chunk_trials[c], out_damage[slot], out_models[slot], offsets, out_stages[slot],
+                       out_hazard[slot], out_hazard_models[slot], out_over[c], out_groups[slot], group_offsets,
+                       out_weapons[slot], table, alias, buffers[slot], scratch[slot])
