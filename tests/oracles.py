@@ -55,6 +55,12 @@ __all__ = [
     "points_lost_per_unsaved_attack_distribution",
     "hit_outcome_values",
     "wound_outcome_values",
+    "UnitWeapon",
+    "ModelGroup",
+    "UnitOutcome",
+    "unit_attack",
+    "unit_toughness",
+    "unit_weapon_wounds",
 ]
 
 D6_FACES = range(1, 7)
@@ -1059,3 +1065,356 @@ def mean(d: dict[int, Fraction]) -> Fraction:
 def variance(d: dict[int, Fraction]) -> Fraction:
     mu = mean(d)
     return sum(((k - mu) ** 2 * p for k, p in d.items()), Fraction(0))
+
+
+# --------------------------------------------------------------------------------------------
+# Whole units: several weapon groups against several model groups (R-6.3, R-6.4, R-9.1, R-9.2,
+# R-9.4, R-8.5, and the allocation ruling of issue 9)
+# --------------------------------------------------------------------------------------------
+#
+# One unit's shooting (or fight): weapon groups fire in the order given. For each group its
+# attacks are rolled (R-1), hit (R-2, R-4), wound (R-5) against the UNIT's Toughness; the
+# Critical Wounds of a DEVASTATING WOUNDS weapon are set aside (R-6.3); every other wound
+# (Lethal automatic wounds included, R-4.3) is allocated one at a time (R-9.1) to a model chosen
+# as below, which rolls its own group's save (R-7.1), then Damage (R-8) and Feel No Pain per
+# point with its own group's FNP (R-8.5), and loses that many wounds, excess lost (R-9.2).
+# After every weapon group the set-aside attacks are resolved weapon by weapon: no save
+# (R-6.1), Damage and FNP of the model they go to, excess lost (R-6.4; rules "2023": spilling
+# on to the next model).
+#
+# Choosing the model (ruling of issue 9): the models form two queues, "tracks". Track 0 holds
+# the Bodyguard groups (every group when the unit is not Attached), track 1 the Leader groups,
+# each in the order given (the caller gives the groups in allocation order). Within a track the
+# current model takes attacks until destroyed (R-9.1: a model that has lost wounds must take the
+# attack), then the next model. A normal attack goes to track 0, or to track 1 once track 0 is
+# empty; a PRECISION attack against an Attached unit goes to track 1 while a Leader model lives
+# (R-9.4), else to track 0. ``wounds_left`` is what the first model of track 0 has left.
+#
+# Exactness. A weapon group's dice that decide HOW MANY wounds it scores (attacks, hit, wound,
+# Sustained) are independent of the allocation state, and every wound of one weapon group is
+# treated alike once allocated (the model's save, damage and FNP depend only on its group). So
+# the oracle computes, per weapon group, the exact joint pmf of (allocated wounds N, set-aside
+# Devastating wounds K), and then pushes the exact distribution over allocation states through
+# N single-wound steps. The i-th wound exists with probability P(N >= i), independent of the
+# state it meets; that weights the per-weapon expected damage and kills by linearity.
+#
+# Planted-bug switches (for the tests' power checks only; defaults are the rules):
+# ``defer_devastating=False`` resolves each group's Devastating wounds right after that group;
+# ``carry_over=False`` heals the current (wounded) models before every weapon group but the first.
+
+
+@dataclass(frozen=True)
+class UnitWeapon:
+    """One weapon group: ``count`` firing models each making ``attacks`` attacks."""
+    attacks: str = "1"
+    count: int = 1
+    bs: int | None = 4             # None = TORRENT (R-1.6)
+    strength: int = 4
+    ap: int = 0
+    damage: str = "1"
+    sustained: str = "0"           # "0", "1", "2", "D3" (R-4.1, R-4.2)
+    lethal: bool = False           # R-4.3
+    devastating: bool = False      # R-6
+    precision: bool = False        # R-9.4
+    twin_linked: bool = False      # R-3.6
+    name: str = "weapon"
+
+
+@dataclass(frozen=True)
+class ModelGroup:
+    """``models`` identical models of the target unit."""
+    models: int = 1
+    wounds: int = 1
+    toughness: int = 4
+    save: int = 7
+    invuln: int | None = None
+    fnp: int | None = None
+    leader: bool = False           # an attached Leader (CHARACTER) group
+    name: str = "group"
+
+
+@dataclass(frozen=True)
+class UnitOutcome:
+    """Exact results of one unit's attack.
+
+    ``per_group``: P(per-group (models destroyed, wounds lost) tuple), groups as given.
+    ``weapon_damage`` / ``weapon_kills``: per weapon group (as given), the expected wounds its
+    attacks took off and the expected models whose last wound it took."""
+    joint: dict[tuple[int, int], Fraction]
+    per_group: dict[tuple[tuple[int, int], ...], Fraction]
+    weapon_damage: tuple[Fraction, ...]
+    weapon_kills: tuple[Fraction, ...]
+
+    @property
+    def damage(self) -> dict[int, Fraction]:
+        out: dict[int, Fraction] = {}
+        for (dmg, _), p in self.joint.items():
+            _add(out, dmg, p)
+        return out
+
+    @property
+    def models_destroyed(self) -> dict[int, Fraction]:
+        out: dict[int, Fraction] = {}
+        for (_, dead), p in self.joint.items():
+            _add(out, dead, p)
+        return out
+
+    def group_destroyed(self, j: int) -> dict[int, Fraction]:
+        out: dict[int, Fraction] = {}
+        for key, p in self.per_group.items():
+            _add(out, key[j][0], p)
+        return out
+
+    def group_wounds_lost(self, j: int) -> dict[int, Fraction]:
+        out: dict[int, Fraction] = {}
+        for key, p in self.per_group.items():
+            _add(out, key[j][1], p)
+        return out
+
+
+class _UnitState(NamedTuple):
+    pos: tuple[int, int]       # per track: models of the track destroyed so far (= current model's index)
+    lost: tuple[int, int]      # per track: wounds already lost by the current model
+    damage: int                # wounds lost by the unit in this attack
+    pending: tuple[int, ...]   # per weapon group: Devastating wounds set aside (R-6.3)
+
+
+def unit_toughness(groups: tuple[ModelGroup, ...]) -> int:
+    """The Toughness of every Wound roll against the unit (ruling of issue 9): the Bodyguard
+    models' (the highest when they differ), every model's when the unit is not Attached."""
+    return max(g.toughness for g in _tracks_of(groups)[0])
+
+
+def _attached(groups: tuple[ModelGroup, ...]) -> bool:
+    return any(g.leader for g in groups) and not all(g.leader for g in groups)
+
+
+def _tracks_of(groups: tuple[ModelGroup, ...]) -> tuple[tuple[ModelGroup, ...], tuple[ModelGroup, ...]]:
+    if not _attached(groups):
+        return tuple(groups), ()
+    return tuple(g for g in groups if not g.leader), tuple(g for g in groups if g.leader)
+
+
+def _unit_scenario(w: UnitWeapon, grp: ModelGroup, toughness: int, models: int) -> Scenario:
+    """The single-weapon building blocks for weapon ``w`` against a model of ``grp``, rolling to
+    wound against the unit's ``toughness``."""
+    return Scenario(attacks=w.attacks, models_firing=w.count, bs=w.bs, sustained=w.sustained,
+                    lethal=w.lethal, strength=w.strength, toughness=toughness,
+                    twin_linked=w.twin_linked, devastating=w.devastating, ap=w.ap,
+                    save=grp.save, invuln=grp.invuln, damage=w.damage, fnp=grp.fnp,
+                    target_models=models, target_wounds=grp.wounds)
+
+
+def _wounds_per_attack(s: Scenario) -> dict[tuple[int, int], Fraction]:
+    """One attack: P(allocated wounds n, set-aside Devastating wounds k) (R-2, R-4, R-5, R-6)."""
+    rolled: dict[tuple[int, int], Fraction] = {}           # one Wound roll
+    for outcome, p in wound_roll_distribution(s).items():
+        if outcome == FAIL:
+            _add(rolled, (0, 0), p)
+        elif outcome == CRIT_WOUND and s.devastating:
+            _add(rolled, (0, 1), p)                         # R-6.1 / R-6.3
+        else:
+            _add(rolled, (1, 0), p)
+
+    def conv(a: dict, b: dict) -> dict:
+        out: dict = {}
+        for (n1, k1), p1 in a.items():
+            for (n2, k2), p2 in b.items():
+                _add(out, (n1 + n2, k1 + k2), p1 * p2)
+        return out
+
+    dist: dict[tuple[int, int], Fraction] = {}
+    for outcome, p in hit_roll_distribution(s).items():   # TORRENT: {HIT: 1} (R-1.6)
+        if outcome == MISS:
+            _add(dist, (0, 0), p)
+        elif outcome == HIT:
+            for key, q in rolled.items():
+                _add(dist, key, p * q)
+        else:
+            for extra, px in _sustained_distribution(s).items():      # R-4.1 / R-4.2
+                sub = {(1, 0): Fraction(1)} if s.lethal else rolled      # R-4.3 / R-4.4
+                for _ in range(extra):
+                    sub = conv(sub, rolled)
+                for key, q in sub.items():
+                    _add(dist, key, p * px * q)
+    return dist
+
+
+def unit_weapon_wounds(w: UnitWeapon, toughness: int, models: int = 1) -> dict[tuple[int, int], Fraction]:
+    """A whole weapon group: P(allocated wounds N, Devastating wounds K), every model rolling its
+    own Attacks (R-1.2)."""
+    s = _unit_scenario(w, ModelGroup(), toughness, models)
+    per_attack = _wounds_per_attack(s)
+    out: dict[tuple[int, int], Fraction] = {}
+    power: dict[tuple[int, int], Fraction] = {(0, 0): Fraction(1)}   # the n-attack convolution
+    attacks = attacks_distribution(s)
+    for n in range(max(attacks) + 1):
+        if n > 0:
+            new: dict[tuple[int, int], Fraction] = {}
+            for (a1, b1), p1 in power.items():
+                for (a2, b2), p2 in per_attack.items():
+                    _add(new, (a1 + a2, b1 + b2), p1 * p2)
+            power = new
+        if n in attacks:
+            for key, p in power.items():
+                _add(out, key, p * attacks[n])
+    return out
+
+
+def unit_attack(weapons: tuple[UnitWeapon, ...] | list[UnitWeapon],
+                groups: tuple[ModelGroup, ...] | list[ModelGroup], *,
+                toughness: int | None = None, wounds_left: int | None = None, rules: str = "current",
+                defer_devastating: bool = True, carry_over: bool = True) -> UnitOutcome:
+    """Exact distributions of one unit's attack with ``weapons`` (firing order) at a unit of
+    ``groups`` (allocation order: the Bodyguard groups, then the Leader groups). ``toughness``
+    defaults to :func:`unit_toughness`. See the comment above for the procedure."""
+    weapons, groups = tuple(weapons), tuple(groups)
+    if rules not in ("current", "2023"):
+        raise ValueError(f"rules: {rules!r}")
+    attached = _attached(groups)
+    # The models of each track, one by one: the group index of each.
+    in_track = ([j for j, g in enumerate(groups) if not (attached and g.leader)],
+                [j for j, g in enumerate(groups) if attached and g.leader])
+    flat = tuple(tuple(j for j in track for _ in range(groups[j].models)) for track in in_track)
+    n_models = sum(g.models for g in groups)
+    T = unit_toughness(groups) if toughness is None else toughness
+    initial_lost = 0
+    if wounds_left is not None:
+        first = groups[flat[0][0]]
+        if not 1 <= wounds_left <= first.wounds:
+            raise ValueError(f"wounds_left {wounds_left} vs W{first.wounds}")
+        initial_lost = first.wounds - wounds_left
+
+    scen = [[_unit_scenario(w, g, T, n_models) for g in groups] for w in weapons]
+    p_saved = [[p_save(s) for s in row] for row in scen]                                      # R-7
+    points = [[tuple(points_lost_per_unsaved_attack_distribution(s).items()) for s in row]   # R-8, R-8.5
+              for row in scen]
+    exp_damage = [Fraction(0)] * len(weapons)
+    exp_kills = [Fraction(0)] * len(weapons)
+
+    def choose(pos: tuple[int, int], precision: bool) -> int | None:
+        alive0, alive1 = pos[0] < len(flat[0]), pos[1] < len(flat[1])
+        if precision and attached and alive1:      # R-9.4: Precision picks the Leader
+            return 1
+        if alive0:
+            return 0
+        if alive1:
+            return 1
+        return None                                 # the unit is destroyed
+
+    def lose(st: _UnitState, track: int, pts: int, precision: bool, spill: bool
+             ) -> tuple[_UnitState, int, int]:
+        """``pts`` wounds to the current model of ``track``; excess lost (R-9.2, R-6.4) or, with
+        ``spill``, carried on to the next model chosen the same way. -> (state, taken, killed)."""
+        taken = killed = 0
+        t: int | None = track
+        while t is not None and pts > 0:
+            j = flat[t][st.pos[t]]
+            room = groups[j].wounds - st.lost[t]
+            hit = min(pts, room)
+            taken, pts = taken + hit, pts - hit
+            pos, lost = list(st.pos), list(st.lost)
+            if hit == room:                          # the model is destroyed
+                pos[t], lost[t] = pos[t] + 1, 0
+                killed += 1
+            else:
+                lost[t] += hit
+            st = st._replace(pos=(pos[0], pos[1]), lost=(lost[0], lost[1]), damage=st.damage + hit)
+            if not (spill and hit == room):
+                break
+            t = choose(st.pos, precision)
+        return st, taken, killed
+
+    memo: dict[tuple, tuple] = {}
+
+    def transition(g: int, st: _UnitState, devastating: bool) -> tuple:
+        """One wound of weapon group ``g`` (a normal one, or a set-aside Devastating one):
+        ((next state, p, wounds taken, models killed), ...)."""
+        key = (g, st, devastating)
+        if key in memo:
+            return memo[key]
+        w = weapons[g]
+        t = choose(st.pos, w.precision)
+        out: dict[tuple[_UnitState, int, int], Fraction] = {}
+        if t is None:
+            out[(st, 0, 0)] = Fraction(1)
+        else:
+            j = flat[t][st.pos[t]]
+            p_fail = Fraction(1) if devastating else 1 - p_saved[g][j]    # R-6.1: no save
+            _add(out, (st, 0, 0), 1 - p_fail)
+            spill = devastating and rules == "2023"                        # R-6.4 [VERSION]
+            for pts, pp in points[g][j]:
+                _add(out, lose(st, t, pts, w.precision, spill), p_fail * pp)
+        result = tuple((s2, p, taken, killed) for (s2, taken, killed), p in out.items())
+        memo[key] = result
+        return result
+
+    def step(g: int, dist: dict, weight: Fraction, devastating: bool) -> dict:
+        new: dict = {}
+        for st, p in dist.items():
+            if devastating:
+                st = st._replace(pending=st.pending[:g] + (st.pending[g] - 1,) + st.pending[g + 1:])
+            for st2, q, taken, killed in transition(g, st, devastating):
+                _add(new, st2, p * q)
+                exp_damage[g] += weight * p * q * taken
+                exp_kills[g] += weight * p * q * killed
+        return new
+
+    def resolve_devastating(g: int, dist: dict) -> dict:
+        out: dict = {}
+        work = dist
+        while work:
+            _merge_into(out, {st: p for st, p in work.items() if st.pending[g] == 0})
+            todo = {st: p for st, p in work.items() if st.pending[g] > 0}
+            work = step(g, todo, Fraction(1), True) if todo else {}
+        return out
+
+    start = _UnitState((0, 0), (initial_lost, 0), 0, (0,) * len(weapons))
+    dist: dict[_UnitState, Fraction] = {start: Fraction(1)}
+    for g in range(len(weapons)):
+        if not carry_over and g > 0:                  # planted bug: wounds do not carry over
+            healed: dict = {}
+            for st, p in dist.items():
+                _add(healed, st._replace(lost=(0, 0)), p)
+            dist = healed
+        nk = unit_weapon_wounds(weapons[g], T, n_models)
+        max_n = max(n for n, _ in nk)
+        at_least = [sum((p for (n, _), p in nk.items() if n >= i), Fraction(0)) for i in range(max_n + 1)]
+        by_n: dict[int, list[tuple[int, Fraction]]] = {}
+        for (n, k), p in nk.items():
+            by_n.setdefault(n, []).append((k, p))
+        after: dict = {}
+        cur = dist                                   # the state after i allocated wounds
+        for i in range(max_n + 1):
+            if i > 0:
+                cur = step(g, cur, at_least[i], False)
+            for k, p in by_n.get(i, ()):
+                for st, q in cur.items():
+                    pend = st.pending[:g] + (st.pending[g] + k,) + st.pending[g + 1:]
+                    _add(after, st._replace(pending=pend), p * q)
+        dist = after
+        if not defer_devastating:                     # planted bug: not deferred (R-6.3)
+            dist = resolve_devastating(g, dist)
+    for g in range(len(weapons)):                     # R-6.3: after every other attack
+        dist = resolve_devastating(g, dist)
+
+    joint: dict[tuple[int, int], Fraction] = {}
+    per_group: dict[tuple[tuple[int, int], ...], Fraction] = {}
+    for st, p in dist.items():
+        dead = [0] * len(groups)
+        lost = [0] * len(groups)
+        for t in (0, 1):
+            for m in range(st.pos[t]):
+                dead[flat[t][m]] += 1
+                lost[flat[t][m]] += groups[flat[t][m]].wounds
+            if st.pos[t] < len(flat[t]):
+                lost[flat[t][st.pos[t]]] += st.lost[t]
+        if flat[0]:
+            lost[flat[0][0]] -= initial_lost         # the first model had lost these before
+        if carry_over and sum(lost) != st.damage:
+            raise AssertionError(f"oracle bookkeeping: {st} vs {lost}")
+        _add(joint, (st.damage, sum(dead)), p)
+        _add(per_group, tuple(zip(dead, lost, strict=True)), p)
+    if sum(joint.values()) != 1:
+        raise AssertionError("oracle: probabilities do not sum to 1")
+    return UnitOutcome(joint, per_group, tuple(exp_damage), tuple(exp_kills))
