@@ -24,7 +24,7 @@ from .schema import MODIFIERS
 
 CACHE_ENV_VAR = "MATHHAMMER_CACHE_DIR"
 #: Bumped when the layout of a cache entry changes.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
 
 
 def cache_dir() -> Path:
@@ -139,6 +139,12 @@ class _Rebuild:
         return [self.unit(u) for u in _of(data, list)]
 
     def unit(self, u: dict[str, Any]) -> Unit:
+        unit = self._unit(u)
+        if not {name for name, _ in unit.loadout()} <= {w.name for w in unit.weapons}:
+            raise ValueError(f"{unit.name}: a loadout names a weapon the unit does not have")
+        return unit
+
+    def _unit(self, u: dict[str, Any]) -> Unit:
         return Unit(name=_of(u["name"], str), aliases=self.strings(u["aliases"]), faction=_of(u["faction"], str),
                     points=_of(u["points"], int, optional=True), source=_of(u["source"], str),
                     models=tuple(self.model(m) for m in _of(u["models"], list)),
@@ -148,14 +154,25 @@ class _Rebuild:
                     damage_reduction=_of(u["damage_reduction"], int),
                     stealth=_of(u["stealth"], bool), half_damage=_of(u["half_damage"], bool),
                     keywords=frozenset(self.strings(u["keywords"])), modifiers=self.modifiers(u["modifiers"]),
-                    weapons=tuple(self.weapon(w) for w in _of(u["weapons"], list)))
+                    weapons=tuple(self.weapon(w) for w in _of(u["weapons"], list)),
+                    attached=self.strings(u["attached"]))
 
     def model(self, m: dict[str, Any]) -> ModelStats:
         return ModelStats(name=_of(m["name"], str), count=_of(m["count"], int), toughness=_of(m["toughness"], int),
                           save=_of(m["save"], int), wounds=_of(m["wounds"], int),
                           move=_of(m["move"], int, optional=True),
                           leadership=_of(m["leadership"], int, optional=True),
-                          objective_control=_of(m["objective_control"], int, optional=True))
+                          objective_control=_of(m["objective_control"], int, optional=True),
+                          invulnerable=_of(m["invulnerable"], int, optional=True),
+                          feel_no_pain=_of(m["feel_no_pain"], int, optional=True),
+                          keywords=frozenset(self.strings(m["keywords"])), loadout=self.loadout(m["loadout"]))
+
+    def loadout(self, pairs: list[Any]) -> tuple[tuple[str, int], ...]:
+        out: list[tuple[str, int]] = []
+        for pair in _of(pairs, list):
+            name, count = _of(pair, list)
+            out.append((_of(name, str), _of(count, int)))
+        return tuple(out)
 
     def weapon(self, w: dict[str, Any]) -> Weapon:
         return Weapon(name=_of(w["name"], str), attacks=self.die(w["attacks"]),

@@ -1,8 +1,8 @@
 """The library of profiles: which folders and files are read, the names in them, and lookup.
 
 Built-in profiles, then ``$MATHHAMMER_PROFILES``, then ``--profiles`` folders; every unit name
-and alias names one profile across all of them; :class:`Library` finds a unit or weapon by
-alias, name or unique substring.
+and alias names one profile across all of them, and every ``attached`` leader name one
+CHARACTER unit; :class:`Library` finds a unit or weapon by alias, name or unique substring.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..errors import ProfileError
 from ..model import Unit, Weapon
 from ._yaml import _decode, _parse_yaml, _read_bytes, _show
 from .cache import _entry_for, _read_entry, _write_entry
-from .schema import _units
+from .schema import _key, _units
 
 ENV_VAR = "MATHHAMMER_PROFILES"
 
@@ -150,11 +150,6 @@ def _stats(w: Weapon) -> tuple[object, ...]:
     return (w.attacks, w.skill, w.strength, w.ap, w.damage, w.range_inches, frozenset(map(str, w.abilities)))
 
 
-def _key(name: str) -> str:
-    """A name as lookup compares it: case-insensitive, single spaces."""
-    return " ".join(name.lower().split())
-
-
 def _check_unique(found: Sequence[tuple[Unit, str, int]]) -> None:
     """Every unit name and every alias names one profile across all loaded files.
 
@@ -204,7 +199,8 @@ def load_library(extra_dirs: Sequence[Path] = (), *, use_env: bool = True) -> Li
     units are cached (see :func:`.cache._read_entry`): a start with unchanged files parses no YAML.
 
     Raises:
-        ProfileError: a missing folder, any error in any file, or a name given twice.
+        ProfileError: a missing folder, any error in any file, a name given twice, or an
+            ``attached`` name that does not find one CHARACTER unit.
     """
     files = [(label, _read_bytes(path, label)) for path, label in _library_files(extra_dirs, use_env)]
     entry, key = _entry_for(raw for _, raw in files)
@@ -215,8 +211,34 @@ def load_library(extra_dirs: Sequence[Path] = (), *, use_env: bool = True) -> Li
             found += [(u, label, i) for i, u in enumerate(_units(_parse_yaml(_decode(raw, label), label), label))]
         _check_unique(found)
         units = [u for u, _, _ in found]
+        _check_attached(found, Library(units))
         _write_entry(entry, key, units)
     return Library(units)
+
+
+def _check_attached(found: Sequence[tuple[Unit, str, int]], library: Library) -> None:
+    """Every name in a unit's ``attached`` finds one CHARACTER unit of the library (as the command
+    line looks units up), other than the unit itself and without leaders of its own, once.
+
+    Raises:
+        ProfileError: at ``FILE: units[i].attached[j]``, with what the name found or the candidates.
+    """
+    for unit, file, i in found:
+        seen: set[int] = set()
+        for j, name in enumerate(unit.attached):
+            where = f"{file}: units[{i}].attached[{j}]"
+            try:
+                leader: Unit = library.find(name, "unit")
+            except ProfileError as e:
+                raise ProfileError(f"{e.what} (a leader attached to {unit.name!r})", where=where, value=_show(name),
+                                   hint=e.hint) from None
+            problem = ("is the unit itself" if leader is unit else
+                       "is not a CHARACTER unit (only CHARACTER units lead other units)" if not leader.character else
+                       "has leaders attached to it itself (attach every leader to the Bodyguard unit)"
+                       if leader.attached else "is attached twice" if id(leader) in seen else "")
+            if problem:
+                raise ProfileError(f"the attached unit {leader.name!r} {problem}", where=where, value=_show(name))
+            seen.add(id(leader))
 
 
 def _library_files(extra_dirs: Sequence[Path], use_env: bool) -> list[tuple[Path, str]]:

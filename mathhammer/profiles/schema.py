@@ -1,7 +1,11 @@
 """The profile schema: YAML data -> checked Unit and Weapon objects, and back (:func:`dump_unit`).
 
 A profile file is ``{schema: 1, source: str, units: [unit, ...]}``; the unit layout is
-documented in ``docs/profiles.md``. Errors name the file, the YAML path and the value:
+documented in ``docs/profiles.md``. A statline (``models:`` entry) may carry its own
+``invulnerable``, ``feel_no_pain`` and ``keywords``, and its default loadout as ``weapons:``
+(names of the unit's weapons, each with how many every model of the statline uses); a unit
+may name the Leader units ``attached`` to it (checked against the whole library in
+:mod:`.library`). Errors name the file, the YAML path and the value:
 ``profiles/orks.yaml: units[0].weapons[1].D: expected a dice expression (got 'd7x')``.
 """
 
@@ -13,7 +17,15 @@ from typing import Any, TypeVar
 
 from .. import dice
 from ..errors import ProfileError
-from ..limits import MAX_AP, MAX_CHARACTERISTIC, MAX_DAMAGE_MOD, MAX_RANGE, MAX_TARGET_MODELS, MAX_WOUNDS
+from ..limits import (
+    MAX_AP,
+    MAX_ATTACKING_MODELS,
+    MAX_CHARACTERISTIC,
+    MAX_DAMAGE_MOD,
+    MAX_RANGE,
+    MAX_TARGET_MODELS,
+    MAX_WOUNDS,
+)
 from ..model import AbilitySpec, DamageReroll, DiceExpr, ModelStats, RerollPolicy, SaveReroll, Unit, Weapon
 from ..notation import parse_ability
 from ._yaml import _empty, _show
@@ -23,8 +35,8 @@ _T = TypeVar("_T")
 SCHEMA_VERSION = 1
 
 _UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invulnerable", "feel_no_pain",
-              "damage_reduction", "deadly_demise", "keywords", "weapons", "abilities", "modifiers"}
-_MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC"}
+              "damage_reduction", "deadly_demise", "keywords", "weapons", "abilities", "modifiers", "attached"}
+_MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC", "invulnerable", "feel_no_pain", "keywords", "weapons"}
 _WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities", "modifiers"}
 
 #: Modifiers a profile may carry, merged with the command line (which wins): name -> type.
@@ -191,19 +203,105 @@ def _modifiers(r: _Reader) -> tuple[tuple[str, object], ...]:
     return tuple(out)
 
 
-def _model(m: _Reader) -> ModelStats:
+def _model(m: _Reader, unit: str, weapons: tuple[Weapon, ...]) -> ModelStats:
     m.mapping(_MODEL_KEYS, ("name", "count", "T", "Sv", "W"))
+    name: str = m.get("name", str)
+    if isinstance(m.data.get("invulnerable"), dict):
+        raise m.fail("a statline's invulnerable save is a number, e.g. 'invulnerable: 4'", m.data["invulnerable"],
+                     "invulnerable", hint="ranged_only is given once, on the unit's invulnerable")
+    loadout = _loadout(m, unit, name, weapons)
     return _built(m, lambda: ModelStats(
-        name=m.get("name", str), count=m.get("count", int, lo=1, hi=MAX_TARGET_MODELS),
+        name=name, count=m.get("count", int, lo=1, hi=MAX_TARGET_MODELS),
         move=m.get("M", int, lo=0, hi=MAX_RANGE), toughness=m.get("T", int, lo=1, hi=MAX_CHARACTERISTIC),
         save=m.get("Sv", int, lo=2, hi=7), wounds=m.get("W", int, lo=1, hi=MAX_WOUNDS),
-        leadership=m.get("Ld", int, lo=2, hi=12), objective_control=m.get("OC", int, lo=0, hi=MAX_WOUNDS)))
+        leadership=m.get("Ld", int, lo=2, hi=12), objective_control=m.get("OC", int, lo=0, hi=MAX_WOUNDS),
+        invulnerable=m.get("invulnerable", int, lo=2, hi=6), feel_no_pain=m.get("feel_no_pain", int, lo=2, hi=6),
+        keywords=_keywords(m), loadout=loadout))
+
+
+def _keywords(r: _Reader) -> frozenset[str]:
+    """``keywords:`` in capitals."""
+    return frozenset(k.upper() for k in r.strings("keywords"))
+
+
+def _loadout(m: _Reader, unit: str, model: str, weapons: tuple[Weapon, ...]) -> tuple[tuple[str, int], ...]:
+    """A statline's ``weapons:``: what each of its models attacks with by default, as (weapon name,
+    how many).
+
+    Either a list whose entries are a weapon name (one of it) or ``{name: NAME, count: N}``, or a
+    mapping ``{NAME: N, ...}``; in the order given. A name is one of the unit's weapons, by name
+    or alias (case and spacing ignored), stored as the weapon's name; a weapon given twice counts
+    twice (its counts are added, at its first place).
+    """
+    value = m.data.get("weapons")
+    if value is None:
+        return ()
+    # (reader, key of the name in it, the name as written, its count)
+    entries: list[tuple[_Reader, str, Any, int]] = []
+    if isinstance(value, dict):
+        lr = m.child("weapons")
+        for raw in value:
+            if not isinstance(raw, str) or not raw.strip():
+                raise lr.fail("expected a weapon name", raw)
+            entries.append((lr, _show(raw), raw, _count(lr, raw, None)))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, dict):
+                ir = m.child("weapons", i)
+                ir.mapping({"name", "count"}, ("name",))
+                entries.append((ir, "name", item["name"], _count(ir, "count", 1)))
+            else:
+                entries.append((m, f"weapons[{i}]", item, 1))
+    else:
+        raise m.fail("expected a list of weapon names (or a mapping of weapon name to count)", value, "weapons",
+                     hint="e.g. weapons: [plasma rifle, {name: missile pod, count: 2}]")
+    names: dict[str, list[Weapon]] = {}
+    aliases: dict[str, list[Weapon]] = {}
+    for w in weapons:
+        names.setdefault(_key(w.name), []).append(w)
+        for alias in dict.fromkeys(_key(a) for a in w.aliases):
+            aliases.setdefault(alias, []).append(w)
+    total: dict[str, int] = {}
+    for r, key, raw, count in entries:
+        if not isinstance(raw, str) or not raw.strip():
+            raise r.fail("expected a weapon name", raw, key)
+        found = names.get(_key(raw)) or aliases.get(_key(raw)) or []
+        if len(found) != 1:
+            have = f"it has {', '.join(w.name for w in weapons)}" if weapons else "it lists no weapons"
+            what = (f"unit {unit!r} has {len(found)} weapons of this name, so the loadout of model {model!r} "
+                    "cannot tell which" if found else
+                    f"model {model!r} carries a weapon unit {unit!r} does not have ({have})")
+            raise r.fail(what, raw, key, hint="give each weapon of the unit its own name" if found else
+                         "use a name or alias of the unit's weapons, or add the weapon to them")
+        name = found[0].name
+        total[name] = total.get(name, 0) + count
+    if any(n > MAX_ATTACKING_MODELS for n in total.values()):
+        raise m.fail(f"a weapon's counts add up to more than {MAX_ATTACKING_MODELS:,}", max(total.values()),
+                     "weapons")
+    return tuple(total.items())
+
+
+def _count(r: _Reader, key: str, default: int | None) -> int:
+    """How many of a weapon each model carries: 1 to MAX_ATTACKING_MODELS (``default`` when not given)."""
+    value = r.data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise r.fail(f"a weapon count must be a whole number from 1 to {MAX_ATTACKING_MODELS:,}", value, _show(key))
+    if not 1 <= value <= MAX_ATTACKING_MODELS:
+        raise r.fail(f"a weapon count must be from 1 to {MAX_ATTACKING_MODELS:,}", value, _show(key),
+                     hint="leave a weapon out of the loadout when the model does not carry it" if value < 1 else "")
+    return value
+
+
+def _key(name: str) -> str:
+    """A name as lookup compares it: case-insensitive, single spaces."""
+    return " ".join(name.lower().split())
 
 
 def _unit(r: _Reader) -> Unit:
     r.mapping(_UNIT_KEYS, ("name", "models"))
     name = r.name()
-    models = [_model(m) for m in r.items("models")]
+    weapons = tuple(_weapon(w, name) for w in r.items("weapons"))
+    models = [_model(m, name, weapons) for m in r.items("models")]
     if not models:
         raise r.fail("a unit needs at least one model", [], "models")
     total = sum(m.count for m in models)
@@ -216,7 +314,11 @@ def _unit(r: _Reader) -> Unit:
         inv, inv_ranged = iv.get("save", int, lo=2, hi=6), iv.get("ranged_only", bool, False)
     if r.data.get("deadly_demise") is not None:
         r.dice("deadly_demise")  # informational, but a dice value all the same
-    keywords = frozenset(k.upper() for k in r.strings("keywords"))
+    keywords = _keywords(r)
+    attached = r.strings("attached")
+    for i, leader in enumerate(attached):
+        if not leader.strip():
+            raise r.fail("a unit name cannot be blank", leader, f"attached[{i}]")
     defensive: dict[str, Any] = {}
     for i, text in enumerate(r.strings("abilities")):
         key = " ".join(text.upper().replace("_", " ").split())
@@ -234,7 +336,7 @@ def _unit(r: _Reader) -> Unit:
         stealth=defensive.get("stealth", False), half_damage=defensive.get("half_damage", False),
         points=r.get("points", int, lo=0), source=r.get("source", str, ""), models=tuple(models),
         invulnerable=inv, invulnerable_ranged_only=inv_ranged, feel_no_pain=r.get("feel_no_pain", int, lo=2, hi=6),
-        damage_reduction=reduction, keywords=keywords, weapons=tuple(_weapon(w, name) for w in r.items("weapons"))))
+        damage_reduction=reduction, keywords=keywords, weapons=weapons, attached=attached))
 
 
 def _units(data: Any, file: str) -> list[Unit]:
@@ -259,10 +361,7 @@ def dump_unit(u: Unit) -> dict[str, Any]:
     out["points"] = u.points
     if u.source:
         out["source"] = u.source
-    out["models"] = [{"name": m.name, "count": m.count, **({"M": m.move} if m.move is not None else {}),
-                      "T": m.toughness, "Sv": m.save, "W": m.wounds,
-                      **({"Ld": m.leadership} if m.leadership is not None else {}),
-                      **({"OC": m.objective_control} if m.objective_control is not None else {})} for m in u.models]
+    out["models"] = [_dump_model(m) for m in u.models]
     if u.invulnerable:
         out["invulnerable"] = {"save": u.invulnerable, "ranged_only": u.invulnerable_ranged_only}
     if u.feel_no_pain:
@@ -276,6 +375,23 @@ def dump_unit(u: Unit) -> dict[str, Any]:
         out["modifiers"] = _dump_modifiers(u.modifiers)
     out["keywords"] = sorted(u.keywords)
     out["weapons"] = [_dump_weapon(w) for w in u.weapons]
+    if u.attached:
+        out["attached"] = list(u.attached)
+    return out
+
+
+def _dump_model(m: ModelStats) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": m.name, "count": m.count}
+    if m.move is not None:
+        out["M"] = m.move
+    out.update({"T": m.toughness, "Sv": m.save, "W": m.wounds})
+    optional = {"Ld": m.leadership, "OC": m.objective_control, "invulnerable": m.invulnerable,
+                "feel_no_pain": m.feel_no_pain}
+    out.update({k: v for k, v in optional.items() if v is not None})
+    if m.keywords:
+        out["keywords"] = sorted(m.keywords)
+    if m.loadout:
+        out["weapons"] = [name if n == 1 else {"name": name, "count": n} for name, n in m.loadout]
     return out
 
 

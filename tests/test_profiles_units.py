@@ -1,0 +1,447 @@
+"""Profiles of whole units (issue 9): several statlines per unit with their own defensive values
+and keywords, per-model default loadouts, and attached leaders; their errors, their round trips
+through YAML and the cache, and the shipped units' loadouts."""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mathhammer import profiles
+from mathhammer.errors import ProfileError
+from mathhammer.model import ModelStats, Unit, unit_target
+from mathhammer.profiles import Library, dump_unit, load_file, load_library
+
+MIXED = """\
+schema: 1
+units:
+  - name: Test Mob
+    aliases: [mob]
+    models:
+      - {name: Grunt, count: 9, T: 5, Sv: 5, W: 1, weapons: [Pistol gun, Blade]}
+      - name: Boss
+        count: 1
+        T: 5
+        Sv: 4
+        W: 3
+        invulnerable: 5
+        feel_no_pain: 6
+        keywords: [character, Boss]
+        weapons: [pistol GUN, {name: big blade, count: 2}, {name: Pistol gun}]
+    keywords: [INFANTRY]
+    weapons:
+      - {name: Pistol gun, aliases: [pg], range: 12, A: "1", BS: 5, S: 4, AP: 0, D: "1", abilities: [Pistol]}
+      - {name: Blade, range: melee, A: "3", WS: 3, S: 4, AP: -1, D: "1"}
+      - {name: Big blade, range: melee, A: "2", WS: 3, S: 7, AP: -2, D: "2"}
+"""
+
+
+def _write(folder: Path, text: str, name: str = "test.yaml") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    p = folder / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _error(path: Path) -> ProfileError:
+    with pytest.raises(ProfileError) as e:
+        load_file(path, label="test.yaml")
+    return e.value
+
+
+def _library_error(folder: Path) -> ProfileError:
+    with pytest.raises(ProfileError) as e:
+        load_library([folder], use_env=False)
+    return e.value
+
+
+def _one_line(e: ProfileError) -> str:
+    text = e.message()
+    assert "\n" not in text and "\n" not in e.hint
+    return text
+
+
+# --- 1. statlines: defensive values, keywords, loadouts ------------------------------------------
+
+
+def test_a_statline_carries_its_own_defence_keywords_and_loadout(tmp_path: Path) -> None:
+    [u] = load_file(_write(tmp_path, MIXED))
+    grunt, boss = u.models
+    assert (grunt.invulnerable, grunt.feel_no_pain, grunt.keywords) == (None, None, frozenset())
+    assert (boss.invulnerable, boss.feel_no_pain, boss.keywords) == (5, 6, {"CHARACTER", "BOSS"})
+    # names are stored as the weapon's own name; "pistol GUN" and {name: Pistol gun} are the same weapon
+    assert grunt.loadout == (("Pistol gun", 1), ("Blade", 1))
+    assert boss.loadout == (("Pistol gun", 2), ("Big blade", 2))
+
+
+def test_unit_loadout_sums_the_statlines(tmp_path: Path) -> None:
+    [u] = load_file(_write(tmp_path, MIXED))
+    # 9 Grunts x (1 Pistol gun, 1 Blade) + 1 Boss x (2 Pistol guns, 2 Big blades), in first-seen order
+    assert u.loadout() == (("Pistol gun", 9 * 1 + 1 * 2), ("Blade", 9), ("Big blade", 2))
+
+
+def test_unit_loadout_sums_by_hand_built_statlines() -> None:
+    a = ModelStats(name="a", count=3, toughness=4, save=3, wounds=2, loadout=(("x", 2), ("y", 1)))
+    b = ModelStats(name="b", count=2, toughness=4, save=3, wounds=2, loadout=(("y", 3), ("z", 1)))
+    u = Unit(name="u", models=(a, b))
+    assert u.loadout() == (("x", 6), ("y", 3 + 6), ("z", 2))
+    assert Unit(name="v", models=(ModelStats(name="m", count=5, toughness=4, save=3, wounds=1),)).loadout() == ()
+
+
+def test_the_mapping_spelling_of_a_loadout(tmp_path: Path) -> None:
+    text = MIXED.replace("weapons: [Pistol gun, Blade]", "weapons: {pg: 1, Blade: 3}")
+    [u] = load_file(_write(tmp_path, text))
+    assert u.models[0].loadout == (("Pistol gun", 1), ("Blade", 3))  # the alias pg names the Pistol gun
+
+
+def test_a_weapon_named_twice_counts_twice(tmp_path: Path) -> None:
+    text = MIXED.replace("weapons: [Pistol gun, Blade]", "weapons: [Blade, Pistol gun, blade]")
+    [u] = load_file(_write(tmp_path, text))
+    assert u.models[0].loadout == (("Blade", 2), ("Pistol gun", 1))
+
+
+def test_statline_defence_reaches_the_target_groups(tmp_path: Path) -> None:
+    [u] = load_file(_write(tmp_path, MIXED))
+    target, _ = unit_target(u)
+    grunts, boss = target.groups
+    assert (grunts.models, grunts.wounds, grunts.save, grunts.invulnerable, grunts.feel_no_pain) == (9, 1, 5, None, None)
+    assert (boss.models, boss.wounds, boss.save, boss.invulnerable, boss.feel_no_pain) == (1, 3, 4, 5, 6)
+    assert boss.keywords == {"INFANTRY", "CHARACTER", "BOSS"} and grunts.keywords == {"INFANTRY"}
+
+
+def test_a_unit_without_loadouts_still_loads(tmp_path: Path) -> None:
+    text = MIXED.replace(", weapons: [Pistol gun, Blade]", "").replace(
+        "        weapons: [pistol GUN, {name: big blade, count: 2}, {name: Pistol gun}]\n", "")
+    [u] = load_file(_write(tmp_path, text))
+    assert u.loadout() == () and len(u.weapons) == 3
+
+
+# --- 2. bad statlines and loadouts: one line naming the place ------------------------------------
+
+
+def test_an_unknown_loadout_weapon_names_unit_model_and_weapon_and_lists_the_unit_weapons(tmp_path: Path) -> None:
+    e = _error(_write(tmp_path, MIXED.replace("[Pistol gun, Blade]", "[Pistol gun, Shoota]")))
+    text = _one_line(e)
+    assert e.where == "test.yaml: units[0].models[0].weapons[1]"
+    for part in ("'Test Mob'", "'Grunt'", "'Shoota'", "Pistol gun, Blade, Big blade"):
+        assert part in text, part
+
+
+def test_an_unknown_weapon_in_a_count_entry_and_in_the_mapping_spelling(tmp_path: Path) -> None:
+    e = _error(_write(tmp_path, MIXED.replace("{name: big blade, count: 2}", "{name: huge blade, count: 2}")))
+    assert e.where == "test.yaml: units[0].models[1].weapons[1].name" and "'Boss'" in _one_line(e)
+    e = _error(_write(tmp_path, MIXED.replace("weapons: [Pistol gun, Blade]", "weapons: {Pistol gun: 1, Axe: 1}")))
+    assert e.where == "test.yaml: units[0].models[0].weapons.Axe" and "'Axe'" in _one_line(e)
+
+
+def test_a_loadout_weapon_of_another_unit_is_unknown(tmp_path: Path) -> None:
+    other = MIXED + """\
+  - name: Other
+    models:
+      - {name: Other model, count: 1, T: 4, Sv: 3, W: 2, weapons: [Blade]}
+    weapons: []
+"""
+    e = _error(_write(tmp_path, other))
+    assert e.where == "test.yaml: units[1].models[0].weapons[0]"
+    assert "'Other'" in _one_line(e) and "lists no weapons" in e.message()
+
+
+@pytest.mark.parametrize(("old", "new", "where"), [
+    ("{name: big blade, count: 2}", "{name: big blade, count: 0}", "units[0].models[1].weapons[1].count"),
+    ("{name: big blade, count: 2}", "{name: big blade, count: -1}", "units[0].models[1].weapons[1].count"),
+    ("{name: big blade, count: 2}", "{name: big blade, count: two}", "units[0].models[1].weapons[1].count"),
+    ("{name: big blade, count: 2}", "{name: big blade, count: 1001}", "units[0].models[1].weapons[1].count"),
+    ("weapons: [Pistol gun, Blade]", "weapons: {Pistol gun: 0}", "units[0].models[0].weapons.Pistol gun"),
+    ("weapons: [Pistol gun, Blade]", "weapons: {Pistol gun: null}", "units[0].models[0].weapons.Pistol gun"),
+])
+def test_a_loadout_count_below_one_or_not_a_number_is_an_error(tmp_path: Path, old: str, new: str,
+                                                                where: str) -> None:
+    assert old in MIXED
+    e = _error(_write(tmp_path, MIXED.replace(old, new)))
+    assert "a weapon count must be" in _one_line(e) and "1,000" in e.message()
+    assert e.where == f"test.yaml: {where}"
+
+
+def test_counts_that_add_up_beyond_the_limit_are_an_error(tmp_path: Path) -> None:
+    e = _error(_write(tmp_path, MIXED.replace("weapons: [Pistol gun, Blade]",
+                                              "weapons: [{name: Blade, count: 1000}, Blade]")))
+    assert e.where == "test.yaml: units[0].models[0].weapons" and "1,000" in _one_line(e)
+
+
+@pytest.mark.parametrize(("old", "new", "where"), [
+    ("weapons: [Pistol gun, Blade]", "weapons: Blade", "units[0].models[0].weapons"),
+    ("weapons: [Pistol gun, Blade]", "weapons: [Blade, 3]", "units[0].models[0].weapons[1]"),
+    ("weapons: [Pistol gun, Blade]", "weapons: [{count: 2}]", "units[0].models[0].weapons[0]"),
+    ("weapons: [Pistol gun, Blade]", "weapons: [{name: Blade, cnt: 2}]", "units[0].models[0].weapons[0].cnt"),
+    ("invulnerable: 5", "invulnerable: {save: 5}", "units[0].models[1].invulnerable"),
+    ("invulnerable: 5", "invulnerable: 7", "units[0].models[1].invulnerable"),
+    ("feel_no_pain: 6", "feel_no_pain: 1", "units[0].models[1].feel_no_pain"),
+    ("keywords: [character, Boss]", "keywords: CHARACTER", "units[0].models[1].keywords"),
+])
+def test_malformed_statline_keys(tmp_path: Path, old: str, new: str, where: str) -> None:
+    assert old in MIXED
+    e = _error(_write(tmp_path, MIXED.replace(old, new)))
+    _one_line(e)
+    assert e.where == f"test.yaml: {where}"
+
+
+def test_two_weapons_of_one_name_cannot_be_told_apart_in_a_loadout(tmp_path: Path) -> None:
+    text = MIXED + """\
+  - name: Twins
+    models:
+      - {name: Twin, count: 1, T: 4, Sv: 3, W: 2, weapons: [Gun]}
+    weapons:
+      - {name: Gun, range: 24, A: "1", BS: 3, S: 4, AP: 0, D: "1"}
+      - {name: gun, range: 24, A: "2", BS: 3, S: 4, AP: 0, D: "1"}
+"""
+    e = _error(_write(tmp_path, text))
+    assert e.where == "test.yaml: units[1].models[0].weapons[0]" and "2 weapons of this name" in _one_line(e)
+
+
+# --- 3. attached leaders -------------------------------------------------------------------------
+
+LEADERS = """\
+schema: 1
+units:
+  - name: Guard Squad
+    models:
+      - {name: Guard, count: 5, T: 4, Sv: 3, W: 2}
+    attached: [test boss]
+    weapons: []
+  - name: Test Boss
+    models:
+      - {name: Test Boss, count: 1, T: 4, Sv: 3, W: 5}
+    keywords: [CHARACTER]
+    weapons: []
+"""
+
+
+def test_attached_names_are_stored_as_written_and_resolve(tmp_path: Path) -> None:
+    _write(tmp_path / "p", LEADERS)
+    lib = load_library([tmp_path / "p"], use_env=False)
+    squad = lib.find("guard squad", "unit")
+    assert squad.attached == ("test boss",)
+    assert lib.find(squad.attached[0], "unit").name == "Test Boss"
+
+
+def test_a_built_in_leader_and_two_leaders_may_be_attached(tmp_path: Path) -> None:
+    _write(tmp_path / "p", LEADERS.replace("attached: [test boss]", "attached: [test boss, captain]"))
+    squad = load_library([tmp_path / "p"], use_env=False).find("guard squad", "unit")
+    assert squad.attached == ("test boss", "captain")
+
+
+@pytest.mark.parametrize(("attached", "what"), [
+    ("[captian]", "unknown unit"),
+    ("[test]", "ambiguous unit name"),  # Test Boss and Test Chief (added below)
+    ("[guard squad]", "is the unit itself"),
+    ("[intercessors]", "is not a CHARACTER unit"),
+    ("[test boss, Test Boss]", "is attached twice"),
+    ("['  ']", "cannot be blank"),
+])
+def test_bad_attached_names_are_one_line_errors_at_the_name(tmp_path: Path, attached: str, what: str) -> None:
+    text = LEADERS.replace("attached: [test boss]", f"attached: {attached}")
+    if attached == "[test]":
+        text += """\
+  - name: Test Chief
+    models:
+      - {name: Test Chief, count: 1, T: 4, Sv: 3, W: 5}
+    keywords: [CHARACTER]
+    weapons: []
+"""
+    _write(tmp_path / "p", text)
+    e = _library_error(tmp_path / "p")
+    line = _one_line(e)
+    assert what in line
+    assert e.where.endswith("test.yaml: units[0].attached[0]") or e.where.endswith("test.yaml: units[0].attached[1]")
+    if what == "unknown unit":
+        assert "'Guard Squad'" in line and "Captain" in e.hint
+    if what == "ambiguous unit name":
+        assert "Test Boss" in line and "Test Chief" in line
+
+
+def test_a_leader_with_leaders_of_its_own_is_an_error(tmp_path: Path) -> None:
+    text = LEADERS.replace("    keywords: [CHARACTER]\n", "    keywords: [CHARACTER]\n    attached: [captain]\n")
+    _write(tmp_path / "p", text)
+    e = _library_error(tmp_path / "p")
+    assert e.where.endswith("test.yaml: units[0].attached[0]") and "leaders attached to it" in _one_line(e)
+
+
+def test_attached_must_be_a_list_of_names(tmp_path: Path) -> None:
+    e = _error(_write(tmp_path, LEADERS.replace("attached: [test boss]", "attached: test boss")))
+    assert e.where == "test.yaml: units[0].attached"
+
+
+def test_a_library_with_a_bad_attached_name_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    _write(tmp_path / "p", LEADERS.replace("[test boss]", "[nobody at all]"))
+    for _ in range(2):
+        _library_error(tmp_path / "p")
+    assert not list((tmp_path / "cache").rglob("*.marshal"))
+
+
+# --- 4. round trips: YAML and the cache ----------------------------------------------------------
+
+
+def test_dump_and_load_keep_the_new_fields(tmp_path: Path) -> None:
+    units = load_file(_write(tmp_path, MIXED + LEADERS.split("units:\n", 1)[1]))
+    data = {"schema": 1, "units": [dump_unit(u) for u in units]}
+    dumped = dump_unit(units[0])
+    assert dumped["models"][1]["weapons"] == [{"name": "Pistol gun", "count": 2}, {"name": "Big blade", "count": 2}]
+    assert dumped["models"][0]["weapons"] == ["Pistol gun", "Blade"]
+    assert dump_unit(units[1])["attached"] == ["test boss"]
+    again = load_file(_write(tmp_path, yaml.safe_dump(data, allow_unicode=True, sort_keys=False), "again.yaml"))
+    assert again == units
+
+
+def test_the_cache_gives_back_the_new_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    _write(tmp_path / "p", MIXED + LEADERS.split("units:\n", 1)[1])
+    first = load_library([tmp_path / "p"], use_env=False)
+    [entry] = list((tmp_path / "cache" / "profiles").glob("*.marshal"))
+    doc = marshal.loads(entry.read_bytes()[32:])
+    mob = next(u for u in doc["units"] if u["name"] == "Test Mob")
+    assert mob["models"][1]["loadout"] == [["Pistol gun", 2], ["Big blade", 2]]  # served from here next time
+    second = load_library([tmp_path / "p"], use_env=False)
+    assert second.units == first.units
+    boss = second.find("mob", "unit").models[1]
+    assert (boss.invulnerable, boss.feel_no_pain, boss.keywords, boss.loadout) == \
+        (5, 6, {"CHARACTER", "BOSS"}, (("Pistol gun", 2), ("Big blade", 2)))
+    assert second.find("guard squad", "unit").attached == ("test boss",)
+
+
+def test_the_cache_is_what_is_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # positive control: an entry edited (and re-checksummed) to a different loadout count is what loads,
+    # so the test above compares the cache's output, not a second parse
+    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    _write(tmp_path / "p", MIXED)
+    load_library([tmp_path / "p"], use_env=False)
+    [entry] = list((tmp_path / "cache" / "profiles").glob("*.marshal"))
+    doc = marshal.loads(entry.read_bytes()[32:])
+    mob = next(u for u in doc["units"] if u["name"] == "Test Mob")
+    mob["models"][1]["loadout"] = [["Pistol gun", 3], ["Big blade", 2]]
+    payload = marshal.dumps(doc)
+    entry.write_bytes(hashlib.sha256(payload).digest() + payload)
+    assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit").models[1].loadout == \
+        (("Pistol gun", 3), ("Big blade", 2))
+
+
+@pytest.mark.parametrize("bad", [
+    [["Pistol gun", 0]],            # a count the model refuses
+    [["Pistol gun", True]],         # a bool is not a count
+    [["Pistol gun"]],               # not a pair
+    [["Laser", 1]],                 # a weapon the unit does not have
+])
+def test_a_cache_entry_with_a_bad_loadout_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     bad: list[list[object]]) -> None:
+    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    _write(tmp_path / "p", MIXED)
+    load_library([tmp_path / "p"], use_env=False)
+    [entry] = list((tmp_path / "cache" / "profiles").glob("*.marshal"))
+    doc = marshal.loads(entry.read_bytes()[32:])
+    next(u for u in doc["units"] if u["name"] == "Test Mob")["models"][1]["loadout"] = bad
+    payload = marshal.dumps(doc)
+    entry.write_bytes(hashlib.sha256(payload).digest() + payload)
+    assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit").models[1].loadout == \
+        (("Pistol gun", 2), ("Big blade", 2))
+
+
+def test_the_rebuild_gives_back_every_reference_unit_with_its_loadouts(library: Library) -> None:
+    plain = [profiles._plain(u) for u in library.units]
+    rebuilt = profiles._Rebuild().units(marshal.loads(marshal.dumps(plain)))
+    assert rebuilt == list(library.units)
+    assert [u.loadout() for u in rebuilt] == [u.loadout() for u in library.units]
+
+
+# --- 5. the shipped profiles ---------------------------------------------------------------------
+
+
+def test_every_shipped_unit_with_weapons_has_a_loadout_of_its_own_weapons(library: Library) -> None:
+    for u in library.units:
+        if not u.weapons:
+            assert u.loadout() == (), u.name
+            continue
+        names = {w.name for w in u.weapons}
+        assert u.loadout(), f"{u.name} has weapons but no default loadout"
+        for m in u.models:
+            assert m.loadout, f"{u.name}: {m.name} carries nothing"
+            assert {name for name, _ in m.loadout} <= names, (u.name, m.name)
+        # what a unit name fires or fights with resolves through UNIT/WEAPON to that very profile
+        for name, n in u.loadout():
+            assert n >= 1
+            assert library.find(f"{u.name}/{name}", "weapon") in u.weapons
+
+
+def test_shipped_loadouts_hold_one_profile_of_each_weapon_and_no_pistol_beside_a_gun(library: Library) -> None:
+    for u in library.units:
+        by_name = {w.name: w for w in u.weapons}
+        for m in u.models:
+            weapons = [by_name[name] for name, _ in m.loadout]
+            assert sum(w.melee for w in weapons) <= 1, (u.name, m.name)
+            ranged = [w for w in weapons if not w.melee]
+            pistols = [w for w in ranged if any(a.ability.value == "PISTOL" for a in w.abilities)]
+            assert not pistols or len(pistols) == len(ranged), (u.name, m.name)
+            assert not any(name.endswith(" - sweep") for name, _ in m.loadout), (u.name, m.name)
+
+
+@pytest.mark.parametrize(("unit", "expected"), [
+    ("gunrig", (("Supremacy railgun", 1),)),
+    ("hammerhead", (("Railgun", 1), ("Twin pulse carbine", 2), ("Armoured hull", 1))),
+    ("crisis sunforge", (("Fusion blaster", 3 * 2), ("Battlesuit fists", 3))),
+    ("crisis fireknife", (("Plasma rifle", 3), ("Missile pod", 3), ("Battlesuit fists", 3))),
+    ("broadside", (("Heavy rail rifle", 1), ("Crushing bulk", 1))),
+    ("helverin", (("Armiger autocannon", 2), ("Questoris heavy stubber", 1), ("Armoured feet", 1))),
+    ("paladin", (("Rapid-fire battle cannon", 1), ("Questoris heavy stubber", 1), ("Meltagun", 1),
+                 ("Reaper chainsword - strike", 1))),
+    ("boyz", (("Slugga", 9 + 1), ("Choppa", 9), ("Big choppa", 1))),
+    ("intercessors", (("Bolt rifle", 4 + 1), ("Close combat weapon", 4 + 1))),
+    ("captain", (("Master-crafted bolter", 1), ("Close combat weapon", 1))),
+    ("warboss", (("Kombi-weapon", 1), ("Big choppa", 1))),
+])
+def test_shipped_default_loadouts(library: Library, unit: str, expected: tuple[tuple[str, int], ...]) -> None:
+    assert library.find(unit, "unit").loadout() == expected
+
+
+def test_boyz_are_nine_boyz_and_a_boss_nob_with_two_wounds(library: Library) -> None:
+    boyz = library.find("boyz", "unit")
+    assert [(m.name, m.count, m.toughness, m.save, m.wounds) for m in boyz.models] == \
+        [("Boy", 9, 5, 5, 1), ("Boss Nob", 1, 5, 5, 2)]
+    target, _ = unit_target(boyz)
+    assert [(g.name, g.models, g.wounds) for g in target.groups] == [("Boy", 9, 1), ("Boss Nob", 1, 2)]
+    assert not boyz.character
+
+
+def test_intercessors_are_four_and_a_sergeant(library: Library) -> None:
+    squad = library.find("intercessors", "unit")
+    assert [(m.name, m.count, m.toughness, m.save, m.wounds) for m in squad.models] == \
+        [("Intercessor", 4, 4, 3, 2), ("Intercessor Sergeant", 1, 4, 3, 2)]
+    target, _ = unit_target(squad, models=10)
+    assert [(g.name, g.models) for g in target.groups] == [("Intercessor", 9), ("Intercessor Sergeant", 1)]
+
+
+@pytest.mark.parametrize(("name", "stats"), [
+    ("captain", (4, 3, 5, 4)),   # T4 Sv3+ W5, 4+ invulnerable
+    ("warboss", (5, 4, 6, 5)),   # T5 Sv4+ W6, 5+ invulnerable
+])
+def test_the_leaders_are_characters(library: Library, name: str, stats: tuple[int, int, int, int]) -> None:
+    u = library.find(name, "unit")
+    [m] = u.models
+    assert (m.toughness, m.save, m.wounds, u.invulnerable) == stats and not u.invulnerable_ranged_only
+    assert u.character and "CHARACTER" in u.keywords and "INFANTRY" in u.keywords
+
+
+def test_no_shipped_unit_has_leaders_attached(library: Library) -> None:
+    # a target keeps meaning the unit alone; leaders are attached on the command line
+    assert all(u.attached == () for u in library.units)
+
+
+def test_the_headline_names_still_resolve(library: Library) -> None:
+    assert library.find("railgun", "weapon").name == "Supremacy railgun"
+    knight = library.find("knight", "unit")
+    assert knight.name == "Questoris-class Imperial Knight" and knight.weapons == () and knight.loadout() == ()
+    [m] = knight.models
+    assert (m.count, m.toughness, m.save, m.wounds, knight.invulnerable, knight.invulnerable_ranged_only) == \
+        (1, 11, 3, 26, 5, True)
