@@ -1,13 +1,18 @@
-"""Plain-data descriptions of a matchup for outputs: the JSON ``attacker``, ``target`` and
-``context`` objects and their one-line texts. No arithmetic beyond formatting."""
+"""Plain-data descriptions of a matchup for outputs: the JSON ``attacker``, ``target``,
+``context``, ``weapons`` and ``groups`` objects and their one-line texts. No arithmetic beyond
+formatting (and the means a single weapon at one model group shares with the whole result)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import Context, Matchup, Target, Weapon
+from .model import Context, Matchup, Target, TargetUnit, Weapon
 
-__all__ = ["attacker_dict", "context_dict", "target_dict", "target_line", "weapon_line"]
+if TYPE_CHECKING:  # numpy stays out of what --help imports
+    from .result import DamageResult, GroupResult, RowsHook, WeaponShare
+
+__all__ = ["attacker_dict", "context_dict", "group_results", "target_dict", "target_line", "unit_blocks",
+           "unit_line", "weapon_line", "weapon_shares"]
 
 
 def weapon_dict(w: Weapon) -> dict[str, Any]:
@@ -19,19 +24,43 @@ def weapon_dict(w: Weapon) -> dict[str, Any]:
 
 
 def attacker_dict(m: Matchup) -> dict[str, Any]:
-    """The JSON ``attacker`` object."""
-    out: dict[str, Any] = {"weapon": weapon_dict(m.weapon), "models": m.context.firing_models,
+    """The JSON ``attacker`` object: the weapon and the models firing it; with several weapon
+    groups ``weapon`` and ``models`` are null (the ``weapons`` list has each one)."""
+    single = len(m.weapons) == 1
+    out: dict[str, Any] = {"weapon": weapon_dict(m.weapon) if single else None,
+                           "models": m.firing(m.weapons[0]) if single else None,
                            "unit": m.attacker.name if m.attacker else None}
     if m.attacker is not None:
         out["points"] = m.attacker.points
     return out
 
 
-def target_dict(t: Target) -> dict[str, Any]:
-    """The JSON ``target`` object."""
-    return {"name": t.name, "models": t.models, "T": t.toughness, "Sv": t.save,
+def _group_dict(t: Target, name: str) -> dict[str, Any]:
+    return {"name": name, "models": t.models, "T": t.toughness, "Sv": t.save,
             "W": t.wounds, "invulnerable": t.invulnerable, "invulnerable_ranged_only": t.invulnerable_ranged_only,
             "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords)}
+
+
+def _common(values: list[Any]) -> Any:
+    """The value every group shares, else None."""
+    return values[0] if all(v == values[0] for v in values) else None
+
+
+def target_dict(t: Target | TargetUnit) -> dict[str, Any]:
+    """The JSON ``target`` object. One model group: its profile. Several: the whole unit (T is
+    the Toughness every Wound roll uses, keywords those attacks check; Sv, W, invulnerable and
+    feel_no_pain are null where the groups differ, the ``groups`` list has each)."""
+    if isinstance(t, Target):
+        return _group_dict(t, t.name)
+    if len(t.groups) == 1:
+        return {**_group_dict(t.groups[0], t.name), "wounds_left": t.wounds_left}
+    groups = t.groups
+    return {"name": t.name, "models": t.models, "T": t.toughness,
+            "Sv": _common([g.save for g in groups]), "W": _common([g.wounds for g in groups]),
+            "invulnerable": _common([g.invulnerable for g in groups]),
+            "invulnerable_ranged_only": _common([g.invulnerable_ranged_only for g in groups]),
+            "feel_no_pain": _common([g.feel_no_pain for g in groups]), "keywords": sorted(t.keywords),
+            "wounds_left": t.wounds_left, "allocation": t.allocation.value, "attached": t.attached}
 
 
 def context_dict(c: Context) -> dict[str, Any]:
@@ -41,6 +70,57 @@ def context_dict(c: Context) -> dict[str, Any]:
         value = getattr(c, name)
         out[name] = getattr(value, "value", value)
     return out
+
+
+def weapon_shares(result: DamageResult) -> tuple[WeaponShare, ...]:
+    """Each weapon group's share (the engine's; for one weapon group, the whole result)."""
+    from .result import WeaponShare
+
+    m: Matchup | None = result.provenance.get("matchup")
+    if result.weapons or m is None or len(m.weapons) != 1:
+        return result.weapons
+    g = m.weapons[0]
+    return (WeaponShare(name=g.weapon.name, count=m.firing(g), damage_mean=result.damage.mean(),
+                        models_destroyed_mean=result.models_destroyed.mean()),)
+
+
+def group_results(result: DamageResult) -> tuple[GroupResult, ...]:
+    """Each model group's models destroyed (the engine's; for one group, the whole result)."""
+    from .result import GroupResult
+
+    m: Matchup | None = result.provenance.get("matchup")
+    if result.groups or m is None or len(m.target.groups) != 1:
+        return result.groups
+    t = m.target.groups[0]
+    return (GroupResult(name=m.target.name, models=t.models, models_destroyed=result.models_destroyed,
+                        leader=t.leader),)
+
+
+def unit_blocks(result: DamageResult, rows: RowsHook | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The JSON ``weapons`` and ``groups`` lists.
+
+    ``weapons`` (firing order): name, count (models firing it: the group's count times
+    ``--models``), its profile, and the means of the wounds its attacks took off and of the
+    models whose last wound they took (``{"mean": ...}``, the stat-block key). ``groups``
+    (allocation order): the group's profile, ``leader``, ``models_destroyed`` (a stat block)
+    and ``p_destroyed``."""
+    m: Matchup | None = result.provenance.get("matchup")
+    weapons = []
+    shares = weapon_shares(result)
+    profiles = [g.weapon for g in m.weapons] if m is not None and len(m.weapons) == len(shares) else []
+    for i, share in enumerate(shares):
+        w = profiles[i] if profiles else None
+        weapons.append({"name": share.name, "count": share.count, "weapon": weapon_dict(w) if w else None,
+                        "damage": {"mean": share.damage_mean},
+                        "models_destroyed": {"mean": share.models_destroyed_mean}})
+    groups = []
+    found = group_results(result)
+    order = m.target.allocation_order() if m is not None else ()
+    for i, group in enumerate(found):
+        described = _group_dict(order[i], group.name) if len(order) == len(found) else {"name": group.name}
+        groups.append({**described, "models": group.models, "leader": group.leader,
+                       "models_destroyed": group.models_destroyed.to_dict(rows), "p_destroyed": group.p_destroyed()})
+    return {"weapons": weapons, "groups": groups}
 
 
 def weapon_line(w: Weapon) -> str:
@@ -70,3 +150,20 @@ def target_line(t: Target) -> str:
     if t.feel_no_pain:
         text += f", {t.feel_no_pain}+ Feel No Pain"
     return text
+
+
+def unit_line(t: TargetUnit) -> list[str]:
+    """The target's lines: one per model group (``Leader`` marked), then what is special about
+    the unit (a wounded first model, the allocation policy of a mixed unit)."""
+    if len(t.groups) == 1:
+        lines = [target_line(t.groups[0])]
+    else:
+        lines = [f"{g.name}: {target_line(g)}" + (" (Leader)" if g.leader else "") for g in t.groups]
+        extra = f"allocation: {t.allocation.value}"
+        if t.attached:
+            extra += f"; Attached unit: Wound rolls use T{t.toughness}"
+        lines.append(extra)
+    if t.wounds_left is not None:
+        first = t.allocation_order()[0]
+        lines.append(f"the first {first.name} model has {t.wounds_left} wound{'s' if t.wounds_left != 1 else ''} left")
+    return lines

@@ -11,6 +11,14 @@ Examples:
     invulnerable save and ``5+++`` Feel No Pain. ``STEALTH``, ``HALF DAMAGE`` and ``-1 DAMAGE``
     among the bracketed words are the target's abilities; the other words are keywords.
 
+    A target of several model groups (:func:`parse_target_unit`): groups separated by ``;``,
+    each with an optional count of models, ``9x T5 SV5+ W1; 1x T5 SV5+ W2``; a group with the
+    ``CHARACTER`` keyword is an attached Leader, the others its Bodyguard. ``WOUNDS-LEFT=3``
+    in the group attacks go to first: its first model has 3 wounds left.
+
+    Counts: ``2x``, ``2 x`` or ``2×`` before a weapon (models firing it) or a target group
+    (its models), see :func:`split_count`.
+
 Numbers are ASCII digits only, and every value is checked against :mod:`mathhammer.limits`:
 nothing is read as something other than what was typed.
 """
@@ -20,13 +28,15 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from dataclasses import replace
 
 from . import dice
-from .errors import ProfileError
+from .errors import MathhammerError, ProfileError
 from .limits import MAX_AP, MAX_CHARACTERISTIC, MAX_RANGE, MAX_TARGET_MODELS, MAX_WOUNDS
-from .model import PARAMETRISED, Ability, AbilitySpec, DiceExpr, Target, Weapon
+from .model import PARAMETRISED, Ability, AbilitySpec, Allocation, DiceExpr, Target, TargetUnit, Weapon
 
-__all__ = ["looks_inline", "parse_ability", "parse_target", "parse_weapon", "parse_weapon_noted"]
+__all__ = ["looks_inline", "parse_ability", "parse_target", "parse_target_unit", "parse_weapon", "parse_weapon_noted",
+           "split_count"]
 
 _NAMES = {a.value: a for a in Ability}
 _SPELLINGS = sorted(_NAMES, key=len, reverse=True)
@@ -110,12 +120,14 @@ def looks_inline(text: str) -> bool:
 
 _WEAPON_KEYS = ("RANGE", "AP", "BS", "WS", "A", "S", "D")
 _TARGET_KEYS = ("MODELS", "INV", "FNP", "SV", "T", "W")
+#: A group of a target unit may also say its first model is wounded (before W: the longest key wins).
+_GROUP_KEYS = ("WOUNDS-LEFT", *_TARGET_KEYS)
 
 #: What may follow a key given alone (``BS 3+``): anything else means the key has no value.
 _SKILL_VALUE = r"[0-9]+\+*|N/?A|-"
 _VALUE_FORMS = {"RANGE": r'[0-9]+"?', "AP": r"[+-]?[0-9]+", "A": r"[0-9]*D?[0-9]+(\+[0-9]+)?",
                 "D": r"[0-9]*D?[0-9]+(\+[0-9]+)?", "S": "[0-9]+", "T": "[0-9]+", "W": "[0-9]+",
-                "MODELS": "[0-9]+", "BS": _SKILL_VALUE, "WS": _SKILL_VALUE, "SV": _SKILL_VALUE,
+                "MODELS": "[0-9]+", "WOUNDS-LEFT": "[0-9]+", "BS": _SKILL_VALUE, "WS": _SKILL_VALUE, "SV": _SKILL_VALUE,
                 "INV": _SKILL_VALUE, "FNP": _SKILL_VALUE}
 
 
@@ -192,13 +204,14 @@ def _next_value(tokens: list[str], i: int, key: str, what: str) -> int:
     if j >= len(tokens) or not re.fullmatch(_VALUE_FORMS[key], tokens[j].lstrip(":="), re.IGNORECASE | re.ASCII):
         after = f"{tokens[j]!r} is not a value for {key}; " if j < len(tokens) else ""
         raise ProfileError(f"{key} has no value", where=what, value=tokens[i],
-                           hint=f"{after}write e.g. {_example(_WEAPON_KEYS + _TARGET_KEYS, key)}")
+                           hint=f"{after}write e.g. {_example(_WEAPON_KEYS + _GROUP_KEYS, key)}")
     return j
 
 
 def _example(keys: tuple[str, ...], key: str = "") -> list[str] | str:
     examples = {"A": "A2", "BS": "BS3+", "WS": "WS3+", "S": "S4", "AP": "AP-1", "D": "D1", "RANGE": 'RANGE 24 or 24"',
-                "T": "T4", "SV": "SV3+", "W": "W2", "MODELS": "MODELS10", "INV": "INV4+", "FNP": "FNP5+"}
+                "T": "T4", "SV": "SV3+", "W": "W2", "MODELS": "MODELS10", "INV": "INV4+", "FNP": "FNP5+",
+                "WOUNDS-LEFT": "WOUNDS-LEFT=3"}
     if key:
         return examples[key]
     return ["A2", "BS3+", "S4", "AP-1", "D1"] if "BS" in keys else ["T4", "SV3+", "W2", "MODELS10"]
@@ -286,14 +299,19 @@ def parse_weapon_noted(text: str, *, name: str = "") -> tuple[Weapon, tuple[str,
 
 
 def parse_target(text: str, *, name: str = "") -> Target:
-    """Parse an inline target profile (see the module docstring).
+    """Parse an inline target profile of one model group (see the module docstring).
 
     Raises:
         ProfileError: naming the token and the value.
     """
-    what = f"inline target {_shown(text)!r}"
+    return _parse_target(text, name, _TARGET_KEYS)[0]
+
+
+def _parse_target(text: str, name: str, keys: tuple[str, ...], what: str = "") -> tuple[Target, dict[str, str]]:
+    """One model group, and its key/value tokens."""
+    what = what or f"inline target {_shown(text)!r}"
     tokens, items = _split(text, what)
-    kv, _ = _pairs(tokens, _TARGET_KEYS, what)
+    kv, _ = _pairs(tokens, keys, what)
     for key, word in (("T", "toughness"), ("SV", "save"), ("W", "wounds")):
         if key not in kv:
             raise ProfileError(f"missing {key} ({word})", where=what, value=_shown(text),
@@ -301,11 +319,112 @@ def parse_target(text: str, *, name: str = "") -> Target:
     save = 7 if kv["SV"].upper() in ("-", "N/A", "NA") else _plus("SV", kv["SV"], what, hi=7)
     abilities, keywords = _target_words(items, what)
     try:
-        return _target(name, kv, save, abilities, keywords, what)
+        return _target(name, kv, save, abilities, keywords, what), kv
     except ProfileError as e:
         if e.where == what:
             raise
         raise ProfileError(e.what, where=what, value=e.value, hint=e.hint) from None
+
+
+#: ``2x``, ``2 x``, ``2×`` (also ``2 ×``) at the start, before what is counted.
+_COUNT = re.compile(r"\s*(?P<sign>[+\-\u2212\u2013]?)(?P<n>[0-9]+)\s*(?:[xX](?=\s|$)|\u00d7)\s*(?P<rest>.*)",
+                    re.ASCII | re.DOTALL)
+
+
+#: The WOUNDS-LEFT token, left out of a group's name.
+_WOUNDED = re.compile(r"(?<![^\s,|])WOUNDS-LEFT\s*[:=]?\s*[0-9]+", re.IGNORECASE | re.ASCII)
+
+
+def split_count(text: str, *, what: str, hi: int, where: str,
+                error: type[MathhammerError] = ProfileError) -> tuple[int | None, str]:
+    """``"2x heavy rail rifle"`` -> ``(2, "heavy rail rifle")``; no count -> ``(None, text)``.
+
+    ``what`` names the count in messages (``weapon count``, ``models``), ``hi`` is its limit.
+
+    Raises:
+        ``error``: a count below 1 or above ``hi``, or a count with nothing after it.
+    """
+    m = _COUNT.fullmatch(text)
+    if m is None:
+        return None, text
+    shown = _shown(text, 60)
+    if not m["rest"].strip():
+        raise error(f"a {what} with nothing after it", where=where, value=shown,
+                    hint="write the count before a profile, e.g. '2x heavy rail rifle'")
+    n = dice.bounded_int(m["n"])
+    if n < 1 or m["sign"] not in ("", "+"):
+        raise error(f"a {what} must be at least 1", where=where, value=shown)
+    if n > hi:
+        raise error(f"a {what} must be at most {hi:,}", where=where, value=shown)
+    return n, m["rest"].strip()
+
+
+def parse_target_unit(text: str, *, name: str = "", allocation: Allocation = Allocation.DURABLE) -> TargetUnit:
+    """Parse an inline target of one or more model groups separated by ``;`` (see the module
+    docstring); one group alone is the same as :func:`parse_target` (a count before it is its
+    MODELS).
+
+    Raises:
+        ProfileError: an empty group, a count given twice, WOUNDS-LEFT given twice, out of
+            range, or not in the group attacks go to first; or a malformed group.
+    """
+    _check_characters(text, f"inline target {_shown(text)!r}")
+    parts = text.split(";")
+    several = len(parts) > 1
+    groups: list[Target] = []
+    wounded: list[tuple[int, int]] = []  # (group index, wounds left)
+    for i, part in enumerate(parts):
+        what = f"inline target {_shown(text)!r}" + (f", group {i + 1}" if several else "")
+        if not part.strip():
+            raise ProfileError("empty model group", where=what, value=_shown(text),
+                               hint="groups are separated by ';', e.g. '9x T5 SV5+ W1; 1x T5 SV5+ W2'")
+        count, body = split_count(part, what="count of models", hi=MAX_TARGET_MODELS, where=what)
+        label = " ".join(_WOUNDED.sub(" ", body).split()) if several else (name or "inline target")
+        target, kv = _parse_target(body, label, _GROUP_KEYS, what)
+        if count is not None:
+            if "MODELS" in kv:
+                raise ProfileError("the number of models is given twice", where=what,
+                                   value=f"{count}x and MODELS{kv['MODELS']}", hint="give one of them")
+            target = replace(target, models=count)
+        if "WOUNDS-LEFT" in kv:
+            left = _int("WOUNDS-LEFT", kv["WOUNDS-LEFT"], what, MAX_WOUNDS)
+            if target.wounds is not None and left > target.wounds:
+                raise ProfileError(f"WOUNDS-LEFT must be 1 to the model's W ({target.wounds})", where=what,
+                                   value=f"WOUNDS-LEFT={left}")
+            wounded.append((i, left))
+        groups.append(target)
+    if len(wounded) > 1:
+        raise ProfileError("WOUNDS-LEFT given in two groups; only the first model attacks go to can be wounded",
+                           where=f"inline target {_shown(text)!r}", value=f"groups {wounded[0][0] + 1} and "
+                           f"{wounded[1][0] + 1}")
+    characters = ["CHARACTER" in g.keywords for g in groups]
+    if any(characters) and not all(characters):
+        groups = [replace(g, leader=c) for g, c in zip(groups, characters, strict=True)]
+    unit = TargetUnit(name=name or "inline target", groups=tuple(groups), allocation=allocation)
+    if wounded:
+        index, left = wounded[0]
+        check_first_wounded(unit, groups[index], f"inline target {_shown(text)!r}", f"WOUNDS-LEFT={left}")
+        unit = replace(unit, wounds_left=left)
+    return unit
+
+
+def check_first_wounded(unit: TargetUnit, group: Target, where: str, value: str) -> None:
+    """Only the first model attacks go to (R-9.1) may start wounded: ``group`` must lead the
+    allocation order of ``unit``.
+
+    Raises:
+        ProfileError: naming the group that does lead, and how to put this one first.
+    """
+    first = unit.allocation_order()[0]
+    if first is group:
+        return
+    if group.leader:
+        raise ProfileError("a wounded Leader takes no attacks while a Bodyguard model lives, so only a Bodyguard "
+                           "model can start wounded", where=where, value=value)
+    hint = ("list this group first and use --allocation listed" if unit.allocation is Allocation.DURABLE
+            else "list this group first")
+    raise ProfileError(f"attacks go first to the {first.name!r} group ({unit.allocation.value} allocation); only its "
+                       "first model can start wounded", where=where, value=value, hint=hint)
 
 
 def _target(name: str, kv: dict[str, str], save: int, abilities: set[str], keywords: set[str], what: str) -> Target:

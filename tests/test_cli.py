@@ -157,7 +157,9 @@ ERRORS = [
     (["shoot", "raiilgun", "-t", "knight"], "Error: weapon: unknown weapon or unit (got 'raiilgun')", "railgun"),
     (["shoot", "plasma", "-t", "knight"], "Error: weapon: ambiguous weapon name", "Plasma rifle"),
     (["shoot", "railgun", "-t", "nite"], "Error: unit: unknown unit (got 'nite')", "hint"),
-    (["shoot", "hammerhead", "-t", "knight"], "Error: weapon: unit 'Hammerhead Gunship' has 7 ranged weapons", "hint"),
+    # a unit fires its loadout (issue 9); a unit without one and several weapons: tests/test_cli_units.py
+    (["shoot", "hammerhead", "--only", "lascannon", "-t", "knight"],
+     "Error: --only: unit 'Hammerhead Gunship' has no weapon of that name (got 'lascannon')", "Railgun"),
     (["shoot", "A2 BS7+ S4 AP-1 D1", "-t", "knight"], "BS must be 2+ to 6+ (got 'BS7+')", ""),
     (["shoot", "A2 BS3+ S4 AP-1 D D7", "-t", "knight"], "only D3 and D6 exist in 40k (got 'D7')", ""),
     (["shoot", "A2 BS3+ S4 AP+2 D1", "-t", "knight"], "AP must be 0 or negative (got 'AP+2')", ""),

@@ -414,7 +414,7 @@ def test_choices_ignore_case(args: list[str], value: str) -> None:
     (["shoot", "railgun", "-t", "knight", "--method", ""], 2),
     (["shoot", "-t", "knight", "--", "-t"], 1),
     (["shoot", "--", "railgun", "-t", "knight"], 2),
-    (["shoot", "railgun", "-t", "knight", "--exact", "--", "extra"], 2),
+    (["shoot", "railgun", "-t", "knight", "--exact", "--", "extra"], 1),  # a second WEAPON (issue 9): unknown
     (["fire", "railgun"], 2),
     (["profiles", "fire"], 2),
     (["profiles", "show", ""], 1),

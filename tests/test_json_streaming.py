@@ -28,7 +28,7 @@ from mathhammer.engine import analyse
 from mathhammer.model import Context, Matchup, Method
 from mathhammer.notation import parse_target, parse_weapon
 from mathhammer.profiles import load_library
-from mathhammer.render.records import WRITER, iter_json, to_json
+from mathhammer.render.records import WRITER, document, iter_json, to_json
 from mathhammer.resolve import build_context, resolve_target, resolve_weapon
 from mathhammer.result import DamageResult, Distribution
 
@@ -68,7 +68,8 @@ def _analyse(weapon: str, target: str, *, n: int = 1, method: Method = Method.EX
 
 
 def _reference(result: DamageResult) -> str:
-    return json.dumps(result.to_dict(WRITER), indent=2, ensure_ascii=False)
+    # the whole document: to_dict, with the weapons and groups lists (issue 9)
+    return json.dumps(document(result), indent=2, ensure_ascii=False)
 
 
 def _assert_streams_the_same_bytes(result: DamageResult) -> None:
@@ -192,7 +193,7 @@ def test_the_command_line_on_an_ascii_terminal(profiles: Path) -> None:
                           "--exact", "-f", "json", "--profiles", str(profiles)],
                          capture_output=True, env=env, check=True).stdout
     result = _analyse("cafe gun", "cafe squad", n=2, folder=profiles)
-    expected = json.dumps(result.to_dict(WRITER), indent=2, ensure_ascii=True) + "\n"
+    expected = json.dumps(document(result), indent=2, ensure_ascii=True) + "\n"
     # the run's own compute time is the one thing that differs
     timing = re.compile(rb'"compute_seconds": [0-9.e-]+')
     assert timing.sub(b"T", out) == timing.sub(b"T", expected.encode("ascii"))

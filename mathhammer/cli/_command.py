@@ -3,6 +3,7 @@ error when a command is given nothing, and no silently dropped repeated options.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -89,6 +90,10 @@ def _click_error(e: Exception, argv: list[str]) -> int:
         except typer.Exit as failed:  # stdout could not take it: emit_text said so in one line
             return int(failed.exit_code or 0)
         return _io.ExitCode.OK
+    negative = _negative_count(e, argv)
+    if negative is not None:
+        _io.report(InputError("a weapon count must be at least 1", where="weapon", value=negative))
+        return _io.ExitCode.BAD_INPUT
     where = ctx.command_path if ctx is not None else "mathhammer"
     hint = f"\n  hint: {where} --help" if e.exit_code == _io.ExitCode.USAGE else ""
     message = e.format_message()
@@ -97,6 +102,19 @@ def _click_error(e: Exception, argv: list[str]) -> int:
         message += f" (got {value!r})"
     _io.echo_err(f"Error: {where}: {message}{hint}")
     return int(e.exit_code)
+
+
+#: A weapon given with a negative count (``-1x railgun``), which click reads as an option.
+_NEGATIVE_COUNT = re.compile(r"-[0-9]+\s*[xX\u00d7]")
+
+
+def _negative_count(e: Exception, argv: list[str]) -> str | None:
+    """The argument, when click refused a weapon with a negative count as an unknown option."""
+    if type(e).__name__ != "NoSuchOption":
+        return None
+    name = str(getattr(e, "option_name", ""))
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    return next((a for a in argv if a.startswith(name) and _NEGATIVE_COUNT.match(a)), None)
 
 
 def _offending_value(param: Any, argv: list[str]) -> str | None:

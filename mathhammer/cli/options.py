@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..limits import MAX_ATTACKING_MODELS, MAX_DAMAGE_MOD, MAX_ROLL_MOD, MAX_TARGET_MODELS, MAX_TRIALS
-from ..model import CommandReroll, DamageReroll, Method, RerollPolicy, RulesVersion, SaveReroll
+from ..model import Allocation, CommandReroll, DamageReroll, Method, RerollPolicy, RulesVersion, SaveReroll
 from ..render import OutputFormat
 from ._types import Folder, WholeNumber
 
@@ -42,11 +42,30 @@ ThreadsOpt = Annotated[int | None, typer.Option(
 )]
 TargetOpt = Annotated[str, typer.Option(
     "--target", "-t",
-    help="Target: a unit name, or inline like 'T4 SV3+ W2 MODELS10 INV4+ FNP5+ [STEALTH]'.",
+    help=("Target: a unit name, or inline like 'T4 SV3+ W2 MODELS10 INV4+ FNP5+ [STEALTH]'; model groups separated "
+          "by ';' ('9x T5 SV5+ W1; 1x T5 SV5+ W2', a [CHARACTER] group is an attached Leader); "
+          "'intercessors + captain' attaches a Leader."),
 )]
 ModelsOpt = Annotated[int, typer.Option(
     "--models", "-n", click_type=_whole(None, MAX_ATTACKING_MODELS), metavar="N",
-    help="Models attacking with the weapon.",
+    help="Models attacking with the weapon (with several weapons: multiplies every weapon's count).",
+)]
+OnlyOpt = Annotated[list[str] | None, typer.Option(
+    "--only", metavar="NAME",
+    help="Fire only this weapon of a unit's loadout (repeatable).",
+)]
+ExceptOpt = Annotated[list[str] | None, typer.Option(
+    "--except", metavar="NAME",
+    help="Leave this weapon of a unit's loadout out (repeatable).",
+)]
+WoundsLeftOpt = Annotated[int | None, typer.Option(
+    "--wounds-left", click_type=_whole(), metavar="N",
+    help="The first model attacks go to has lost wounds and has N left (also WOUNDS-LEFT=N inline).",
+)]
+AllocationOpt = Annotated[Allocation, typer.Option(
+    "--allocation", case_sensitive=False,
+    help=("How the defender allocates among the models it may choose: durable (most wounds first, then the best "
+          "save) or listed (the groups in the order given)."),
 )]
 TargetModelsOpt = Annotated[int | None, typer.Option(
     "--target-models", click_type=_whole(1, MAX_TARGET_MODELS), metavar="N",

@@ -2,30 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import InputError
-from ..model import CommandReroll, Method, RulesVersion
+from ..errors import InputError, MatchupError
+from ..limits import MAX_ATTACKING_MODELS
+from ..model import Allocation, CommandReroll, Method, RulesVersion
 from ..render import OutputFormat
 from . import options as o
 from ._io import ExitCode, ascii_stdout, emit_json_pieces, emit_view, handle_errors, warn
 
-WeaponArg = Annotated[str, typer.Argument(
-    help=("Weapon: a profile name (e.g. railgun), a unit with one such weapon, or inline like "
-          "'A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]'."),
+if TYPE_CHECKING:
+    from ..model import Matchup, Unit
+    from ..resolve import ResolvedTarget, ResolvedWeapon
+
+WeaponArg = Annotated[list[str], typer.Argument(
+    metavar="WEAPON...",
+    help=("One or more weapons, each a profile name (e.g. railgun), a unit (every ranged weapon of its loadout) or "
+          "inline like 'A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]', with an optional count: '2x heavy rail rifle'."),
 )]
-MeleeWeaponArg = Annotated[str, typer.Argument(
-    metavar="WEAPON",
-    help=("Melee weapon: a profile name (e.g. 'knight paladin/reaper chainsword - strike'), a unit with one such "
-          "weapon, or inline like 'A4 WS3+ S6 AP-1 D2 [LANCE]'."),
+MeleeWeaponArg = Annotated[list[str], typer.Argument(
+    metavar="WEAPON...",
+    help=("One or more melee weapons, each a profile name (e.g. 'knight paladin/reaper chainsword - strike'), a unit "
+          "(every melee weapon of its loadout) or inline like 'A4 WS3+ S6 AP-1 D2 [LANCE]', with an optional "
+          "count: '5x A3 WS3+ S4 AP-1 D1'."),
 )]
 
 
 #: Command parameters by where they go: the run, the situation (Context flags), and the
 #: modifiers that profiles may also carry (None = not given, so a profile value stands).
-_RUN = ("trials", "seed", "threads", "target_models", "exact", "method")
+_RUN = ("trials", "seed", "threads", "target_models", "exact", "method", "wounds_left", "allocation", "only",
+        "exclude")
 _SHOOT_FLAGS = ("models", "cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll",
                 "rules")
 _FIGHT_FLAGS = ("models", "charged", "command_reroll", "rules")
@@ -44,25 +53,53 @@ def _method(exact: bool, method: Method | None) -> Method:
     return Method.EXACT if exact else (method or Method.MONTE_CARLO)
 
 
-def _attack(melee: bool, weapon: str, target: str, fmt: OutputFormat, explain: bool, run: dict[str, Any],
+def _matchup(found: tuple[ResolvedWeapon, ...], attacker: Unit | None, target: ResolvedTarget,
+             options: dict[str, Any]) -> tuple[Matchup, tuple[str, ...]]:
+    """The weapon groups with their situations: profile modifiers merged per weapon; a group
+    whose situation differs from the shared one keeps its own. One weapon: its count is folded
+    into the firing models (so ``2x railgun`` and ``railgun -n 2`` are one and the same)."""
+    from ..model import Matchup, WeaponGroup
+    from ..resolve import build_context
+
+    models = options["firing_models"]
+    for r in found:
+        if r.count * models > MAX_ATTACKING_MODELS:
+            raise MatchupError(f"{r.count} x --models {models} = {r.count * models:,} models would fire "
+                               f"{r.weapon.name!r}; at most {MAX_ATTACKING_MODELS:,}", where="weapon", value=r.text)
+    per = [build_context(options, weapon=r.weapon, attacker=r.unit, target_unit=target.unit) for r in found]
+    lines = tuple(dict.fromkeys(line for _, merged in per for line in merged))
+    if len(found) == 1:
+        ctx = replace(per[0][0], firing_models=found[0].count * models)
+        return Matchup(weapons=(WeaponGroup(weapon=found[0].weapon),), target=target.target, context=ctx,
+                       attacker=attacker), lines
+    if all(c == per[0][0] for c, _ in per):
+        shared = per[0][0]
+    else:
+        shared, _ = build_context(options, weapon=None, attacker=attacker, target_unit=target.unit)
+    groups = tuple(WeaponGroup(weapon=r.weapon, count=r.count, context=None if c == shared else c)
+                   for r, (c, _) in zip(found, per, strict=True))
+    return Matchup(weapons=groups, target=target.target, context=shared, attacker=attacker), lines
+
+
+def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, explain: bool, run: dict[str, Any],
             flags: dict[str, Any], mods: dict[str, Any], profiles: Any) -> None:
     """The shared body: resolve profiles, merge modifiers, analyse, render."""
     from ..engine import analyse
     from ..engine.montecarlo import check_trials, live_compile_status
-    from ..model import Matchup
     from ..profiles import load_library
-    from ..resolve import build_context, resolve_target, resolve_weapon
+    from ..resolve import resolve_target_unit, resolve_weapons
 
     check_trials(run["trials"])
     method = _method(run["exact"], run["method"])
     lib = load_library(profiles or ())
-    w, unit, weapon_notes = resolve_weapon(lib, weapon, melee=melee)
-    t, target_unit, target_notes = resolve_target(lib, target, models=run["target_models"])
-    notes = weapon_notes + target_notes
-    ctx, merged = build_context({**mods, **flags, "melee": melee}, weapon=w, attacker=unit, target_unit=target_unit)
+    found, attacker, weapon_notes = resolve_weapons(lib, weapons, melee=melee, only=run["only"] or (),
+                                                    exclude=run["exclude"] or ())
+    resolved = resolve_target_unit(lib, target, models=run["target_models"], wounds_left=run["wounds_left"],
+                                   allocation=run["allocation"])
+    matchup, merged = _matchup(found, attacker, resolved, {**mods, **flags, "melee": melee})
     with live_compile_status():  # a first-run compile counts its seconds on a terminal
-        result = analyse(Matchup(weapon=w, target=t, context=ctx, attacker=unit), method=method,
-                         trials=run["trials"], seed=run["seed"], threads=run["threads"], notes=notes, merged=merged)
+        result = analyse(matchup, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"],
+                         notes=weapon_notes + resolved.notes, merged=resolved.explain + merged)
     for message in result.provenance["warnings"]:
         warn(message)
     if fmt is OutputFormat.JSON:
@@ -84,6 +121,10 @@ def shoot(
     target: o.TargetOpt,
     models: o.ModelsOpt = 1,
     target_models: o.TargetModelsOpt = None,
+    only: o.OnlyOpt = None,
+    exclude: o.ExceptOpt = None,
+    wounds_left: o.WoundsLeftOpt = None,
+    allocation: o.AllocationOpt = Allocation.DURABLE,
     trials: o.TrialsOpt = 1_000_000,
     seed: o.SeedOpt = None,
     fmt: o.FormatOpt = OutputFormat.TABLE,
@@ -113,7 +154,7 @@ def shoot(
     threads: o.ThreadsOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
-    """What does this ranged weapon do to that target? Mean, spread, histogram, models destroyed."""
+    """What do these ranged weapons do to that target? Mean, spread, histogram, models destroyed."""
     values = locals()
     _attack(False, weapon, target, fmt, explain, _pick(values, _RUN), _pick(values, _SHOOT_FLAGS),
             _pick(values, _MODIFIERS), profiles)
@@ -125,6 +166,10 @@ def fight(
     target: o.TargetOpt,
     models: o.ModelsOpt = 1,
     target_models: o.TargetModelsOpt = None,
+    only: o.OnlyOpt = None,
+    exclude: o.ExceptOpt = None,
+    wounds_left: o.WoundsLeftOpt = None,
+    allocation: o.AllocationOpt = Allocation.DURABLE,
     trials: o.TrialsOpt = 1_000_000,
     seed: o.SeedOpt = None,
     fmt: o.FormatOpt = OutputFormat.TABLE,
@@ -152,7 +197,7 @@ def fight(
     threads: o.ThreadsOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
-    """What does this melee weapon do to that target? WS, no cover, ranged-only invulnerable saves ignored."""
+    """What do these melee weapons do to that target? WS, no cover, ranged-only invulnerable saves ignored."""
     values = locals()
     _attack(True, weapon, target, fmt, explain, _pick(values, _RUN), _pick(values, _FIGHT_FLAGS),
             _pick(values, _MODIFIERS), profiles)

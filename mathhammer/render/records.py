@@ -13,11 +13,12 @@ import json
 import re
 import secrets
 from collections.abc import Iterator
+from typing import Any
 
-from .. import __version__
-from ..result import ROW_BLOCK, DamageResult, Distribution
+from .. import __version__, describe
+from ..result import ROW_BLOCK, DamageResult, Distribution, RowsHook
 
-__all__ = ["WRITER", "iter_json", "to_json"]
+__all__ = ["WRITER", "document", "iter_json", "to_json"]
 
 WRITER = {"name": "mathhammer", "version": __version__}
 
@@ -25,9 +26,25 @@ WRITER = {"name": "mathhammer", "version": __version__}
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
+def document(result: DamageResult, rows: RowsHook | None = None) -> dict[str, Any]:
+    """The ``mathhammer.result/1`` document: :meth:`DamageResult.to_dict`, with the ``weapons``
+    and ``groups`` lists (:func:`mathhammer.describe.unit_blocks`) after ``p_destroy_unit``
+    when it does not hold them itself."""
+    doc = result.to_dict(WRITER, rows)
+    if "weapons" in doc and "groups" in doc:
+        return doc
+    blocks = describe.unit_blocks(result, rows)
+    out: dict[str, Any] = {}
+    for key, value in doc.items():
+        out[key] = value
+        if key == "p_destroy_unit":
+            out.update(blocks)
+    return out
+
+
 def to_json(result: DamageResult) -> str:
     """The ``mathhammer.result/1`` document, indented, keys in contract order."""
-    return json.dumps(result.to_dict(WRITER), indent=2, ensure_ascii=False)
+    return json.dumps(document(result), indent=2, ensure_ascii=False)
 
 
 def iter_json(result: DamageResult, block: int = ROW_BLOCK) -> Iterator[str]:
@@ -41,7 +58,7 @@ def iter_json(result: DamageResult, block: int = ROW_BLOCK) -> Iterator[str]:
         dists.append(dist)
         return f"{tag}{len(dists) - 1}"
 
-    skeleton = json.dumps(result.to_dict(WRITER, rows=placeholder), indent=2, ensure_ascii=False)
+    skeleton = json.dumps(document(result, rows=placeholder), indent=2, ensure_ascii=False)
     start = 0
     for match in re.finditer(f'"{re.escape(tag)}([0-9]+)"', skeleton):
         yield skeleton[start:match.start()]

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import describe
+from ..model import Matchup
 from ..result import DamageResult, Distribution
 from .ascii import to_ascii
 
@@ -178,20 +179,42 @@ def _indented(text: str, style: str = "") -> Padding:
 
 def _head(result: DamageResult, g: Glyphs) -> list[RenderableType]:
     """Who shoots what, the profiles and the thresholds in words."""
-    m = result.provenance["matchup"]
+    m: Matchup = result.provenance["matchup"]
     head = Text()
-    who = f"{m.weapon.name}" + (f" ({m.weapon.unit})" if m.weapon.unit else "")
-    head.append(g(who), style="bold")
-    head.append(g(f" ×{m.context.firing_models}  {'⚔' if m.context.melee else '→'}  "))
+    if len(m.weapons) == 1:
+        who = f"{m.weapon.name}" + (f" ({m.weapon.unit})" if m.weapon.unit else "")
+        head.append(g(who), style="bold")
+        head.append(g(f" ×{m.firing(m.weapons[0])}  {'⚔' if m.context.melee else '→'}  "))
+        weapons = [_indented(g(f"weapon: {describe.weapon_line(m.weapon)}"))]
+    else:
+        head.append(g(m.attacker.name if m.attacker else f"{len(m.weapons)} weapons"), style="bold")
+        head.append(g(f"  {'⚔' if m.context.melee else '→'}  "))
+        weapons = [_indented(g(f"weapon: {m.firing(w)}× {w.weapon.name}: {describe.weapon_line(w.weapon)}"))
+                   for w in m.weapons]
     head.append(g(m.target.name), style="bold")
-    return [head, _indented(g(f"weapon: {describe.weapon_line(m.weapon)}")),
-            _indented(g(f"target: {describe.target_line(m.target)}")),
-            _indented(g(result.provenance["thresholds"]["summary"]), "yellow"), Text("")]
+    target = [_indented(g(f"target: {line}")) for line in describe.unit_line(m.target)]
+    summary = [_indented(g(line), "yellow") for line in _summaries(result)]
+    return [head, *weapons, *target, *summary, Text("")]
+
+
+def _summaries(result: DamageResult) -> list[str]:
+    """The thresholds in words: the one weapon's, or each weapon's (against the first model
+    group, from the explain lines: one ``thresholds:`` line per weapon and model group)."""
+    m: Matchup = result.provenance["matchup"]
+    summary: str = result.provenance["thresholds"]["summary"]
+    if len(m.weapons) == 1:
+        return [summary]
+    found = [line.removeprefix("thresholds: ") for line in result.provenance.get("explain", [])
+             if line.startswith("thresholds: ")]
+    groups = len(m.target.groups)
+    if len(found) != len(m.weapons) * groups:
+        return [f"{m.weapon.name}: {summary}"]
+    return [f"{w.weapon.name}: {found[i * groups]}" for i, w in enumerate(m.weapons)]
 
 
 def _models_lines(result: DamageResult, g: Glyphs) -> list[RenderableType]:
     """Models destroyed and P(destroy unit), for a target with a Wounds characteristic."""
-    if not result.provenance["matchup"].target.wounds:
+    if any(t.wounds is None for t in result.provenance["matchup"].target.groups):
         return []
     lines: list[RenderableType] = []
     md = result.models_destroyed
@@ -201,6 +224,49 @@ def _models_lines(result: DamageResult, g: Glyphs) -> list[RenderableType]:
     p = Text("P(destroy unit): ", style="bold")
     p.append(_pct(result.p_destroy_unit()), style="bold red")
     return [*lines, p, Text("")]
+
+
+def _plain_table(title: str, columns: tuple[str, ...], names: list[str], g: Glyphs) -> Table:
+    """A borderless table: the first column text (wrapping between words, never narrower than
+    the longest word of ``names``), numbers never wrap."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", title=g(title),
+                  title_justify="left", title_style="bold")
+    widest = max(len(word) for text in [columns[0], *names] for word in g(text).split() or [""])
+    table.add_column(g(columns[0]), justify="left", overflow="fold", min_width=widest)
+    for col in columns[1:]:
+        table.add_column(g(col), justify="right", no_wrap=True)
+    return table
+
+
+def _weapon_lines(result: DamageResult, g: Glyphs) -> list[RenderableType]:
+    """With several weapon groups: each one's share of the damage and of the models destroyed."""
+    shares = describe.weapon_shares(result)
+    if len(shares) < 2:
+        return []
+    total = result.damage.mean()
+    # one-word headers: a number column never wraps, so a header with a space could be cut
+    table = _plain_table("By weapon (means)",
+                         ("weapon", "models", "damage", "share", "destroyed"),
+                         [s.name for s in shares], g)
+    for s in shares:
+        table.add_row(g(s.name), str(s.count), f"{s.damage_mean:.3f}", _pct(s.damage_mean / total) if total else "-",
+                      f"{s.models_destroyed_mean:.3f}")
+    return [table, Text("")]
+
+
+def _group_lines(result: DamageResult, g: Glyphs) -> list[RenderableType]:
+    """With several model groups: each one's models destroyed and P(group destroyed)."""
+    groups = describe.group_results(result)
+    if len(groups) < 2:
+        return []
+    table = _plain_table("By model group (allocation order)",
+                         ("group", "models", "destroyed", "sd", "median", "5–95%", "P(destroyed)"),
+                         [r.name + (" (Leader)" if r.leader else "") for r in groups], g)
+    for r in groups:
+        d = r.models_destroyed
+        table.add_row(g(r.name + (" (Leader)" if r.leader else "")), str(r.models), f"{d.mean():.3f}", _sd(d),
+                      _value(d, 0.5, g), f"{_value(d, 0.05, g)}{g('–')}{_value(d, 0.95, g)}", _pct(r.p_destroyed()))
+    return [table, Text("")]
 
 
 def _check_lines(result: DamageResult, g: Glyphs) -> list[RenderableType]:
@@ -225,6 +291,8 @@ def result_view(result: DamageResult, *, explain: bool = False, ascii: bool = Fa
     lines: list[RenderableType] = [*_head(result, g), _stats_line(result.damage, "Damage (wounds lost)", g),
                                    histogram(result.damage, "damage", g), Text("")]
     lines += _models_lines(result, g)
+    lines += _weapon_lines(result, g)
+    lines += _group_lines(result, g)
     lines += _check_lines(result, g)
     if result.stages:
         lines += [stages_table(result, g), Text("")]
