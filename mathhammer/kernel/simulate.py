@@ -356,6 +356,23 @@ def _track_of(precision, left0, left1):
 
 
 @jit
+def _land(dmg, t, g, state, n_bodyguard, groups, scratch, out_weapons):
+    """``dmg`` wounds of weapon group ``g`` on the current model of track ``t`` (:func:`_take`):
+    ``state`` = (g0, left0, w0, g1, left1, w1) of both tracks. Counts the kill in ``scratch``
+    (per group) and the weapon's share in ``out_weapons``. Returns (wounds taken, state)."""
+    g0, left0, w0, g1, left1, w1 = state
+    if t == 0:
+        take, killed, g0, left0, w0 = _take(dmg, g0, left0, w0, n_bodyguard, groups)
+    else:
+        take, killed, g1, left1, w1 = _take(dmg, g1, left1, w1, groups.shape[0], groups)
+    out_weapons[2 * g] += take
+    if killed >= 0:
+        scratch[killed] += 1
+        out_weapons[2 * g + 1] += 1
+    return take, (g0, left0, w0, g1, left1, w1)
+
+
+@jit
 def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, st, n_trials, out_damage,
                out_models, offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups, group_offsets,
                out_weapons, table, alias, buf, scratch):
@@ -385,12 +402,10 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     for _ in range(n_trials):
         for j in range(n_groups):
             scratch[j] = 0
-        g0, left0, w0 = 0, groups[0, 0], groups[0, 1]
-        if wounds_left > 0:
-            w0 = wounds_left
-        g1, left1, w1 = n_bodyguard, 0, 0
-        if n_bodyguard < n_groups:
-            left1, w1 = groups[n_bodyguard, 0], groups[n_bodyguard, 1]
+        w0 = wounds_left if wounds_left > 0 else groups[0, 1]
+        left1 = groups[n_bodyguard, 0] if n_bodyguard < n_groups else 0
+        w1 = groups[n_bodyguard, 1] if n_bodyguard < n_groups else 0
+        state = (np.int64(0), groups[0, 0], w0, n_bodyguard, left1, w1)
         command = params[0, 0, P_COMMAND]
         total = destroyed = 0
         n_attacks = hits = crits = wounds = crit_wounds = autos = pendings = unsaved = before = after = 0
@@ -468,10 +483,10 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
             else:
                 failed = to_save
             for _w in range(failed):
-                t = _track_of(precision, left0, left1)
+                t = _track_of(precision, state[1], state[4])
                 if t < 0 and not keep_stages:
                     break
-                j = n_groups - 1 if t < 0 else (g0 if t == 0 else g1)
+                j = n_groups - 1 if t < 0 else (state[0] if t == 0 else state[3])
                 if n_groups > 1:
                     fail, command, pos, s = _save_one(stages[g, j], command, buf, pos, s)
                     if fail == 0:
@@ -488,29 +503,18 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                 if unlimited:
                     total += dmg
                     out_weapons[2 * g] += dmg
-                elif t == 0:
-                    take, killed, g0, left0, w0 = _take(dmg, g0, left0, w0, n_bodyguard, groups)
+                elif t >= 0:  # excess lost (R-9.2, R-6.4)
+                    take, state = _land(dmg, t, g, state, n_bodyguard, groups, scratch, out_weapons)
                     total += take
-                    out_weapons[2 * g] += take
-                    if killed >= 0:
-                        scratch[killed] += 1
-                        out_weapons[2 * g + 1] += 1
-                elif t == 1:
-                    take, killed, g1, left1, w1 = _take(dmg, g1, left1, w1, n_groups, groups)
-                    total += take
-                    out_weapons[2 * g] += take
-                    if killed >= 0:
-                        scratch[killed] += 1
-                        out_weapons[2 * g + 1] += 1
         # the Devastating-Wounds attacks, after every other attack (R-6.3), no save (R-6.1)
         for g in range(n_weapons):
             precision = (params[g, 0, P_FLAGS] & F_PRECISION) != 0
             spill = (params[g, 0, P_FLAGS] & F_SPILL) != 0
             for _p in range(scratch[n_groups + g]):
-                t = _track_of(precision, left0, left1)
+                t = _track_of(precision, state[1], state[4])
                 if t < 0 and not keep_stages:
                     break
-                j = n_groups - 1 if t < 0 else (g0 if t == 0 else g1)
+                j = n_groups - 1 if t < 0 else (state[0] if t == 0 else state[3])
                 dc = 1 if command == C_DAMAGE else 0
                 dmg, dc, pos, s = _damage_roll(dc, rolls[g, j], roll_maps[g, j], roll_flags[g, j], buf, pos, s)
                 if command == C_DAMAGE and dc == 0:
@@ -520,25 +524,17 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                     # 2023 text: the mortal wounds carry over, each point to the model the rules
                     # pick then, with that model's Feel No Pain (R-8.5, R-9.3)
                     for _point in range(dmg):
-                        t = _track_of(precision, left0, left1)
+                        t = _track_of(precision, state[1], state[4])
                         if t < 0 and not keep_stages:
                             break
-                        j = n_groups - 1 if t < 0 else (g0 if t == 0 else g1)
+                        j = n_groups - 1 if t < 0 else (state[0] if t == 0 else state[3])
                         lost = 1
                         if params[g, j, P_FLAGS] & F_FNP:
                             lost, pos, s = count(table[g, j], alias[g, j], K_FNP_LOST, 1, buf, pos, s)
                         after += lost
-                        if t < 0:
-                            continue
-                        if t == 0:
-                            take, killed, g0, left0, w0 = _take(lost, g0, left0, w0, n_bodyguard, groups)
-                        else:
-                            take, killed, g1, left1, w1 = _take(lost, g1, left1, w1, n_groups, groups)
-                        total += take
-                        out_weapons[2 * g] += take
-                        if killed >= 0:
-                            scratch[killed] += 1
-                            out_weapons[2 * g + 1] += 1
+                        if t >= 0:
+                            take, state = _land(lost, t, g, state, n_bodyguard, groups, scratch, out_weapons)
+                            total += take
                     continue
                 if params[g, j, P_FLAGS] & F_FNP:
                     dmg, pos, s = count(table[g, j], alias[g, j], K_FNP_LOST, dmg, buf, pos, s)
@@ -546,20 +542,9 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                 if unlimited:
                     total += dmg
                     out_weapons[2 * g] += dmg
-                elif t == 0:  # excess lost (R-6.4)
-                    take, killed, g0, left0, w0 = _take(dmg, g0, left0, w0, n_bodyguard, groups)
+                elif t >= 0:  # excess lost (R-9.2, R-6.4)
+                    take, state = _land(dmg, t, g, state, n_bodyguard, groups, scratch, out_weapons)
                     total += take
-                    out_weapons[2 * g] += take
-                    if killed >= 0:
-                        scratch[killed] += 1
-                        out_weapons[2 * g + 1] += 1
-                elif t == 1:
-                    take, killed, g1, left1, w1 = _take(dmg, g1, left1, w1, n_groups, groups)
-                    total += take
-                    out_weapons[2 * g] += take
-                    if killed >= 0:
-                        scratch[killed] += 1
-                        out_weapons[2 * g + 1] += 1
         for j in range(n_groups):
             destroyed += scratch[j]
             out_groups[group_offsets[j] + scratch[j]] += 1
