@@ -183,3 +183,31 @@ def test_every_kernel_carries_the_package_digest() -> None:
     stamp = kernel.run_chunks._cache._cache_file._source_stamp
     if _jit.LOCATION.enabled:
         assert stamp[1] == _jit.SOURCES == _jit.sources_digest(Path(_jit.__file__).parent)
+
+
+# --- the thread split reads the right arguments ----------------------------------------------------
+
+def test_simulate_chunks_reads_streams_and_rows_by_name() -> None:
+    """simulate_chunks finds the chunks and the threads' rows by position: the positions must
+    be those of run_chunks' ``streams`` and ``out_damage`` (a shifted signature once made every
+    run single-threaded without failing anything)."""
+    names = kernel.run_chunks.py_func.__code__.co_varnames
+    assert names[kernel._ARG_STREAMS] == "streams" and names[kernel._ARG_OUT_DAMAGE] == "out_damage"
+
+
+def test_two_threads_run_both_shares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long enough run on two threads hands shares to both (first = 0 and first = 1)."""
+    seen: list[tuple[int, int]] = []
+    real = kernel.run_chunks
+
+    class Spy:
+        overloads = real.overloads
+        py_func = real.py_func
+
+        def __call__(self, *args: Any) -> None:
+            seen.append((args[-3], args[-2]))
+            real(*args)
+
+    monkeypatch.setattr(kernel, "run_chunks", Spy())
+    montecarlo.run(_inputs(), trials=200_000, seed=1, threads=2)
+    assert (0, 2) in seen and (1, 2) in seen, seen

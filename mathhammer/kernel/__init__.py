@@ -114,6 +114,11 @@ def new_streams(seeds: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     return streams
 
 
+#: Positions in run_chunks' arguments of ``streams`` (a row per chunk) and ``out_damage`` (a row
+#: per thread); tests/test_kernel_threads.py checks them against its signature.
+_ARG_STREAMS, _ARG_OUT_DAMAGE = 8, 10
+
+
 def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None) -> None:
     """Run :func:`run_chunks` on ``args`` (its arguments up to ``start``) for every chunk, on
     ``threads`` threads: thread w runs chunks w, w + threads, ... into histogram row w.
@@ -123,8 +128,8 @@ def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None) -
     ``threads`` is capped by the number of chunks and of histogram rows. ``pool`` is the
     :func:`worker_pool` of the run (the process's workers when not given).
     """
-    n_chunks = args[5].shape[0]
-    workers = max(1, min(threads, n_chunks, args[7].shape[0]))
+    n_chunks = args[_ARG_STREAMS].shape[0]
+    workers = max(1, min(threads, n_chunks, args[_ARG_OUT_DAMAGE].shape[0]))
     if workers == 1:
         run_chunks(*args, 0, 1, 0)
         return
