@@ -68,7 +68,7 @@ def _fresh_tables(inputs: Any, params: Any) -> tuple[Any, ...]:
     jt = kernel.joint_tables_for(inputs.stages, inputs.rolls, inputs.roll_maps, params, inputs.stage_offsets)
     kinds = ("save_fail", "fnp_lost") if kernel.takes_fast_path(params, jt[4]) else binomial.KINDS
     t, a = binomial.tables(inputs.stages, kinds)
-    return (t[None, None], a[None, None], *jt)
+    return (t[None, None], a[None, None], *jt[:3], jt[3][None], jt[4][None])
 
 
 def _tables(inputs: Any, params: Any) -> tuple[Any, ...]:

@@ -30,6 +30,7 @@ __all__ = ["BUFFER", "N_STAGES", "cache_path", "joint_tables_for", "max_threads"
 # Rows, parameters and flags of mathhammer.codes (kept free of it, as simulate.py is).
 _SUSTAINED = 1
 _P_FLAGS, _P_WOUNDS, _P_COMMAND = 0, 3, 4
+_SAVE_ROW = 2
 _F_TORRENT, _F_LETHAL, _F_DEVASTATING, _F_STAGES = 1, 2, 4, 64
 _C_HIT, _C_WOUND, _C_SAVE = 1, 2, 4
 
@@ -55,11 +56,11 @@ def simulation_tables(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64]
         built = _TABLES.pop(key, None)
     if built is None:
         if single:
-            joint = joint_tables_for(stages[0, 0], rolls[0, 0], roll_maps[0, 0], params[0, 0], offsets)
+            joint = _stacked([joint_tables_for(stages[0, 0], rolls[0, 0], roll_maps[0, 0], params[0, 0], offsets)])
         else:
-            joint = joint_tables(stages[0, 0], torrent=False, lethal=False, devastating=False,
-                                 split_devastating=False, sustained=None, keep_stages=False)
-        kinds = _FAST_KINDS if single and takes_fast_path(params[0, 0], joint[4]) else KINDS
+            joint = _stacked([_weapon_joint(stages[g, 0], rolls[g, 0], roll_maps[g, 0], params[g, 0], offsets,
+                                            several_groups=stages.shape[1] > 1) for g in range(stages.shape[0])])
+        kinds = _FAST_KINDS if single and takes_fast_path(params[0, 0], joint[4][0]) else KINDS
         pairs = [[tables(stages[g, j], kinds) for j in range(stages.shape[1])] for g in range(stages.shape[0])]
         binomial = tuple(np.stack([np.stack([pair[i] for pair in row]) for row in pairs]) for i in (0, 1))
         built = (*binomial, *joint)
@@ -68,6 +69,32 @@ def simulation_tables(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64]
         while len(_TABLES) > _TABLES_KEPT:
             del _TABLES[next(iter(_TABLES))]
     return tuple(a.copy() for a in built)
+
+
+def _weapon_joint(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64],
+                  params: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64], *, several_groups: bool
+                  ) -> JointTables:
+    """One weapon group's joint tables for the units path: without the stage breakdown, FINAL
+    counts (unsaved, Devastating) of whole attacks against one group of identical models, or,
+    against several groups (whose saves differ), (wounds that need a save, Devastating): the
+    same table with every save failing. With the breakdown, HIT and WOUND."""
+    if several_groups:
+        stages = stages.copy()
+        stages[_SAVE_ROW] = 1  # "fails" = reaches the saving throw, rolled later for its model
+    params = params.copy()
+    params[_P_WOUNDS] = 1  # keep Devastating wounds apart: they are allocated after every weapon
+    return joint_tables_for(stages, rolls, roll_maps, params, offsets)
+
+
+def _stacked(tables: list[JointTables]) -> tuple[Any, ...]:
+    """Weapon groups' joint tables end to end: (T, own, alias) concatenated, ``start``
+    [G, N_JOINT, TABLE_N + 2] shifted to the concatenation, ``chunk`` [G, N_JOINT]."""
+    starts, shift = [], 0
+    for t in tables:
+        starts.append(t[3] + shift)
+        shift += t[0].size
+    return (np.concatenate([t[0] for t in tables]), np.concatenate([t[1] for t in tables]),
+            np.concatenate([t[2] for t in tables]), np.stack(starts), np.stack([t[4] for t in tables]))
 
 
 #: Table sets kept by simulation_tables (each at most about a megabyte), by their inputs' bytes.

@@ -375,7 +375,7 @@ def _land(dmg, t, g, state, n_bodyguard, groups, scratch, out_weapons):
 @jit
 def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, st, n_trials, out_damage,
                out_models, offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups, group_offsets,
-               out_weapons, table, alias, buf, scratch):
+               out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, buf, scratch):
     """Every input: weapon groups g fired in order at the model groups j of a unit (tables
     [G, J, ...], see mathhammer.compile.UnitInputs), one trial at a time.
 
@@ -395,6 +395,11 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     wounds_left = unit[U_WOUNDS_LEFT]
     unlimited = groups[0, 1] == 0
     hazard_firing = attacker[0, 0]
+    # each stage histogram's start and last bin, read once (as in _run_fast)
+    b0, b1, b2, b3, b4, b5, b6, b7, b8, b9 = offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], \
+        offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
+    l0, l1, l2, l3, l4 = b1 - b0 - 1, b2 - b1 - 1, b3 - b2 - 1, b4 - b3 - 1, b5 - b4 - 1
+    l5, l6, l7, l8, l9 = b6 - b5 - 1, b7 - b6 - 1, b8 - b7 - 1, b9 - b8 - 1, offsets[10] - b9 - 1
     pos = np.int64(st[S_POS])
     s = st[S_COUNTER]
     if pos < BUFFER:  # resume: the buffer holds the BUFFER values before the counter
@@ -425,63 +430,83 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                                            s)
                 if used:
                     command = 0
-            # Hit rolls (R-2; TORRENT R-1.6), with the Command Re-roll of one failed roll
-            if torrent:
-                h, c = n, 0
+            if not keep_stages and jchunk[g, J_FINAL] > 0:
+                # one joint draw per TABLE_N attacks (mathhammer.kernel.joint): (unsaved, or reaching
+                # the save against several groups, Devastating); no stage counts wanted
+                o, pos, s = joint(jt, jown, jalias, jstart[g], J_FINAL, n, jchunk[g, J_FINAL], buf, pos, s)
+                pending = o >> SHIFT
+                scratch[n_groups + g] = pending
+                failed = o & MASK32
             else:
-                c, pos, s = count(t0, a0, K_HIT_CRIT, n, buf, pos, s)
-                h, pos, s = count(t0, a0, K_HIT, n - c, buf, pos, s)
-                if command == C_HIT:
-                    rerollable, pos, s = count(t0, a0, K_HIT_RR, n - c - h, buf, pos, s)
-                    if rerollable > 0:
-                        o, pos, s = _lone(HIT, hit_rows, buf, pos, s)
-                        h += o & 1
-                        c += o >> 1
-                        command = 0
-            # Sustained Hits (R-4.1/4.2) and Lethal Hits (R-4.3/4.4)
-            if rolls[g, 0, SUSTAINED, 0] + rolls[g, 0, SUSTAINED, 1] == 0:
-                extra = c * roll_maps[g, 0, SUSTAINED, 0]
-            else:
-                extra = 0
-                for _c in range(c):
-                    raw, pos, s = _dice(SUSTAINED, rolls[g, 0], buf, pos, s)
-                    extra += roll_maps[g, 0, SUSTAINED, raw]
-            auto = c if lethal else 0
-            h += c + extra
-            # Wound rolls (R-5), Devastating Wounds set aside (R-6)
-            cw, pos, s = count(t0, a0, K_WOUND_CRIT, h - auto, buf, pos, s)
-            wd, pos, s = count(t0, a0, K_WOUND, h - auto - cw, buf, pos, s)
-            if command == C_WOUND:
-                rerollable, pos, s = count(t0, a0, K_WOUND_RR, h - auto - cw - wd, buf, pos, s)
-                if rerollable > 0:
-                    o, pos, s = _lone(WOUND, hit_rows, buf, pos, s)
-                    wd += o & 1
-                    cw += o >> 1
-                    command = 0
-            pending = cw if devastating else 0
-            scratch[n_groups + g] = pending
-            to_save = wd + cw - pending + auto
-            n_attacks += n
-            hits += h
-            crits += c
-            wounds += wd + cw + auto
-            crit_wounds += cw
-            autos += auto
-            pendings += pending
-            # saves, damage, Feel No Pain and allocation, one wound at a time (R-7 .. R-9)
-            if n_groups == 1:  # identical models: the saves are a count
-                if command == C_SAVE:
-                    failed, pos, s = count(t0, a0, K_SAVE_FAIL_RR, to_save, buf, pos, s)
-                    other, pos, s = count(t0, a0, K_SAVE_FAIL_OTHER, to_save - failed, buf, pos, s)
-                    if failed > 0:
-                        o, pos, s = _lone(SAVE, hit_rows, buf, pos, s)
-                        failed -= 1 - o
-                        command = 0
-                    failed += other
+                # HIT and WOUND joint draws with the breakdown, where built (fixed Sustained Hits, no
+                # Command Re-roll of a single die), else counts of each kind
+                joint_hw = jchunk[g, J_HIT] > 0 and jchunk[g, J_WOUND] > 0
+                # Hit rolls (R-2; TORRENT R-1.6), with the Command Re-roll of one failed roll
+                if torrent:
+                    h, c = n, 0
+                elif joint_hw:
+                    o, pos, s = joint(jt, jown, jalias, jstart[g], J_HIT, n, jchunk[g, J_HIT], buf, pos, s)
+                    h = o & MASK32
+                    c = o >> SHIFT
                 else:
-                    failed, pos, s = count(t0, a0, K_SAVE_FAIL, to_save, buf, pos, s)
-            else:
-                failed = to_save
+                    c, pos, s = count(t0, a0, K_HIT_CRIT, n, buf, pos, s)
+                    h, pos, s = count(t0, a0, K_HIT, n - c, buf, pos, s)
+                    if command == C_HIT:
+                        rerollable, pos, s = count(t0, a0, K_HIT_RR, n - c - h, buf, pos, s)
+                        if rerollable > 0:
+                            o, pos, s = _lone(HIT, hit_rows, buf, pos, s)
+                            h += o & 1
+                            c += o >> 1
+                            command = 0
+                # Sustained Hits (R-4.1/4.2) and Lethal Hits (R-4.3/4.4)
+                if rolls[g, 0, SUSTAINED, 0] + rolls[g, 0, SUSTAINED, 1] == 0:
+                    extra = c * roll_maps[g, 0, SUSTAINED, 0]
+                else:
+                    extra = 0
+                    for _c in range(c):
+                        raw, pos, s = _dice(SUSTAINED, rolls[g, 0], buf, pos, s)
+                        extra += roll_maps[g, 0, SUSTAINED, raw]
+                auto = c if lethal else 0
+                h += c + extra
+                # Wound rolls (R-5), Devastating Wounds set aside (R-6)
+                if joint_hw:
+                    o, pos, s = joint(jt, jown, jalias, jstart[g], J_WOUND, h - auto, jchunk[g, J_WOUND], buf, pos, s)
+                    cw = o >> SHIFT
+                    wd = o & MASK32
+                else:
+                    cw, pos, s = count(t0, a0, K_WOUND_CRIT, h - auto, buf, pos, s)
+                    wd, pos, s = count(t0, a0, K_WOUND, h - auto - cw, buf, pos, s)
+                if command == C_WOUND:
+                    rerollable, pos, s = count(t0, a0, K_WOUND_RR, h - auto - cw - wd, buf, pos, s)
+                    if rerollable > 0:
+                        o, pos, s = _lone(WOUND, hit_rows, buf, pos, s)
+                        wd += o & 1
+                        cw += o >> 1
+                        command = 0
+                pending = cw if devastating else 0
+                scratch[n_groups + g] = pending
+                to_save = wd + cw - pending + auto
+                n_attacks += n
+                hits += h
+                crits += c
+                wounds += wd + cw + auto
+                crit_wounds += cw
+                autos += auto
+                pendings += pending
+                # saves, damage, Feel No Pain and allocation, one wound at a time (R-7 .. R-9)
+                if n_groups == 1:  # identical models: the saves are a count
+                    if command == C_SAVE:
+                        failed, pos, s = count(t0, a0, K_SAVE_FAIL_RR, to_save, buf, pos, s)
+                        other, pos, s = count(t0, a0, K_SAVE_FAIL_OTHER, to_save - failed, buf, pos, s)
+                        if failed > 0:
+                            o, pos, s = _lone(SAVE, hit_rows, buf, pos, s)
+                            failed -= 1 - o
+                            command = 0
+                        failed += other
+                    else:
+                        failed, pos, s = count(t0, a0, K_SAVE_FAIL, to_save, buf, pos, s)
+                else:
+                    failed = to_save
             for _w in range(failed):
                 t = _track_of(precision, state[1], state[4])
                 if t < 0 and not keep_stages:
@@ -492,10 +517,13 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                     if fail == 0:
                         continue
                 unsaved += 1
-                dc = 1 if command == C_DAMAGE else 0
-                dmg, dc, pos, s = _damage_roll(dc, rolls[g, j], roll_maps[g, j], roll_flags[g, j], buf, pos, s)
-                if command == C_DAMAGE and dc == 0:
-                    command = 0
+                if rolls[g, j, DAMAGE, 0] + rolls[g, j, DAMAGE, 1] == 0:
+                    dmg = roll_maps[g, j, DAMAGE, 0]
+                else:
+                    dc = 1 if command == C_DAMAGE else 0
+                    dmg, dc, pos, s = _damage_roll(dc, rolls[g, j], roll_maps[g, j], roll_flags[g, j], buf, pos, s)
+                    if command == C_DAMAGE and dc == 0:
+                        command = 0
                 before += dmg
                 if params[g, j, P_FLAGS] & F_FNP:
                     dmg, pos, s = count(table[g, j], alias[g, j], K_FNP_LOST, dmg, buf, pos, s)
@@ -551,16 +579,16 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
         out_damage[total] += 1
         out_models[destroyed] += 1
         if keep_stages:
-            _record(out_stages, out_over, offsets, 0, n_attacks)
-            _record(out_stages, out_over, offsets, 1, hits)
-            _record(out_stages, out_over, offsets, 2, crits)
-            _record(out_stages, out_over, offsets, 3, wounds)
-            _record(out_stages, out_over, offsets, 4, crit_wounds)
-            _record(out_stages, out_over, offsets, 5, autos)
-            _record(out_stages, out_over, offsets, 6, pendings)
-            _record(out_stages, out_over, offsets, 7, unsaved)
-            _record(out_stages, out_over, offsets, 8, before)
-            _record(out_stages, out_over, offsets, 9, after)
+            _count_at(out_stages, out_over, 0, b0, l0, n_attacks, 1)
+            _count_at(out_stages, out_over, 1, b1, l1, hits, 1)
+            _count_at(out_stages, out_over, 2, b2, l2, crits, 1)
+            _count_at(out_stages, out_over, 3, b3, l3, wounds, 1)
+            _count_at(out_stages, out_over, 4, b4, l4, crit_wounds, 1)
+            _count_at(out_stages, out_over, 5, b5, l5, autos, 1)
+            _count_at(out_stages, out_over, 6, b6, l6, pendings, 1)
+            _count_at(out_stages, out_over, 7, b7, l7, unsaved, 1)
+            _count_at(out_stages, out_over, 8, b8, l8, before, 1)
+            _count_at(out_stages, out_over, 9, b9, l9, after, 1)
         if hazard_firing > 0:
             lost, dead, pos, s = _hazardous(hazard_firing, attacker, params[0, 0, P_HAZ_FNP], buf, pos, s)
             out_hazard[lost] += 1
@@ -728,8 +756,9 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     out_weapons: int64[slots, >= 2 G]  wounds taken and models destroyed by each weapon group, summed
         (general path only)
     table, alias: int64/uint64[G, J, kinds, size]  the binomial tables of each pair (mathhammer.kernel.binomial)
-    jt, jown, jalias, jstart, jchunk: the joint tables of the only pair (mathhammer.kernel.joint);
-        empty unless the fast path is taken
+    jt, jown, jalias, jstart, jchunk: the joint tables (mathhammer.kernel.joint) of each weapon group
+        end to end (jstart [G, N_JOINT, TABLE_N + 2], jchunk [G, N_JOINT]; kind k of group g not built
+        when jchunk[g, k] is 0): the fast path's for a single pair, the units path's otherwise
     buffers: uint64[slots, >= BUFFER]  scratch space for the random streams (the kernel allocates nothing)
     scratch: int64[slots, >= J + G]  per-trial counts of the general path
     All outputs are zeroed by the caller before the first call and only added to.
@@ -739,15 +768,17 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     # decides the same from the same tables, and builds them only for one weapon group at one
     # untouched group of identical models); they are empty whenever a Command Re-roll ties dice
     # together or Sustained Hits is rolled.
-    fast = (jchunk[J_HIT] > 0 and jchunk[J_WOUND] > 0) if keep_stages else jchunk[J_FINAL] > 0
+    single = stages.shape[0] == 1 and stages.shape[1] == 1 and unit[U_WOUNDS_LEFT] == 0
+    fast = single and ((jchunk[0, J_HIT] > 0 and jchunk[0, J_WOUND] > 0) if keep_stages else jchunk[0, J_FINAL] > 0)
     for c in range(first, streams.shape[0], step):
         if fast:
             _run_fast(stages[0, 0], rolls[0, 0], roll_maps[0, 0], roll_flags[0, 0], params[0, 0], groups, attacker,
                       streams[c], chunk_trials[c], out_damage[slot], out_models[slot], offsets, out_stages[slot],
                       out_hazard[slot], out_hazard_models[slot], out_over[c], table[0, 0], alias[0, 0], jt, jown,
-                      jalias, jstart, jchunk, buffers[slot])
+                      jalias, jstart[0], jchunk[0], buffers[slot])
         else:
             _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, streams[c],
                        chunk_trials[c], out_damage[slot], out_models[slot], offsets, out_stages[slot],
                        out_hazard[slot], out_hazard_models[slot], out_over[c], out_groups[slot], group_offsets,
-                       out_weapons[slot], table, alias, buffers[slot], scratch[slot])
+                       out_weapons[slot], table, alias, jt, jown, jalias, jstart, jchunk, buffers[slot],
+                       scratch[slot])
