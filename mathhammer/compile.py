@@ -311,7 +311,7 @@ def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, 
     stack = {name: _frozen(a) for name, a in stack.items()}
     groups = _frozen(np.array([[g.models, g.wounds or 0, int(g.leader)] for g in order], dtype=np.int64))
     inputs = UnitInputs(
-        pairs=pairs, weapon_names=tuple(g.weapon.name for g in m.weapons),
+        pairs=pairs, weapon_names=tuple(_label(g.weapon) for g in m.weapons),
         counts=tuple(m.firing(g) for g in m.weapons),
         precision=tuple(g.weapon.has(Ability.PRECISION) and unit.attached for g in m.weapons),
         group_names=tuple(g.name for g in order), group_models=tuple(g.models for g in order),
@@ -333,6 +333,15 @@ def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, 
         explain += _allocation_lines(m, order, inputs)
         plan = replace(plan, explain=tuple(explain), warnings=tuple(warnings))
     return Compiled(first, plan, inputs)
+
+
+def _label(w: Weapon) -> str:
+    """A weapon group's name in the results: the profile's name, or for an inline profile its
+    notation (two inline weapons would otherwise share one name)."""
+    from .describe import weapon_line
+    from .notation import INLINE_WEAPON
+
+    return weapon_line(w) if w.name == INLINE_WEAPON else w.name
 
 
 def _group_line(line: str) -> bool:
@@ -775,8 +784,9 @@ class _Compiler:
         if w.has(Ability.HAZARDOUS):
             self.flags |= Flag.HAZARDOUS
             if m.attacker is not None:
-                model = max(m.attacker.models, key=lambda x: x.count)
-                hazard_w, hazard_fnp = model.wounds, m.attacker.feel_no_pain or 7
+                carriers = [x for x in m.attacker.models if any(name == w.name for name, _ in x.loadout)]
+                model = max(carriers or m.attacker.models, key=lambda x: x.count)
+                hazard_w, hazard_fnp = model.wounds, model.feel_no_pain or m.attacker.feel_no_pain or 7
                 n.rule("R-9.7", f"HAZARDOUS: one test per firing model; each 1 is 3 mortal wounds to a W{hazard_w} "
                        f"{model.name} (the wounded one first, excess lost)")
             else:

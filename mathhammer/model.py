@@ -27,6 +27,9 @@ from .limits import (
 
 __all__ = [
     "Ability",
+    "AttackerSide",
+    "Situation",
+    "TargetSide",
     "Allocation",
     "TargetUnit",
     "WeaponGroup",
@@ -408,6 +411,50 @@ class RulesVersion(str, Enum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AttackerSide:
+    """What the attacking unit and its weapons bring to an attack: roll modifiers,
+    characteristic changes, critical thresholds and re-rolls (a weapon group may carry its
+    own, from its profile)."""
+
+    hit_mod: int = 0
+    wound_mod: int = 0
+    damage_mod: int = 0
+    bs_improve: int = 0
+    ap_improve: int = 0
+    crit_hit: int = 6
+    crit_wound: int = 6
+    reroll_hits: RerollPolicy = RerollPolicy.NONE
+    reroll_wounds: RerollPolicy = RerollPolicy.NONE
+    reroll_damage: DamageReroll = DamageReroll.NONE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetSide:
+    """What the defending unit brings: cover, save modifiers and re-rolls."""
+
+    cover: bool = False
+    save_mod: int = 0
+    reroll_saves: SaveReroll = SaveReroll.NONE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Situation:
+    """The circumstances of the attack: how many models fire, melee or ranged, range,
+    movement, visibility, Overwatch, the charge, the Command Re-roll and the rules text."""
+
+    firing_models: int = 1
+    melee: bool = False
+    half_range: bool = False
+    stationary: bool = False
+    not_visible: bool = False
+    overwatch: bool = False
+    charged: bool = False
+    command_reroll: CommandReroll = CommandReroll.NONE
+    rules: RulesVersion = RulesVersion.CURRENT
+
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Context:
     """The situation of one attack: modifiers and re-rolls as *requested* by the user.
 
@@ -438,6 +485,31 @@ class Context:
     command_reroll: CommandReroll = CommandReroll.NONE
     rules: RulesVersion = RulesVersion.CURRENT
 
+    @classmethod
+    def of(cls, *, situation: Situation = Situation(), attacker: AttackerSide = AttackerSide(),
+           target: TargetSide = TargetSide()) -> Context:
+        """The context made of its three sides."""
+        fields = {}
+        for part in (situation, attacker, target):
+            fields.update({name: getattr(part, name) for name in part.__slots__})
+        return cls(**fields)
+
+    @property
+    def attacker_side(self) -> AttackerSide:
+        return AttackerSide(**{name: getattr(self, name) for name in AttackerSide.__slots__})
+
+    @property
+    def target_side(self) -> TargetSide:
+        return TargetSide(**{name: getattr(self, name) for name in TargetSide.__slots__})
+
+    @property
+    def situation(self) -> Situation:
+        return Situation(**{name: getattr(self, name) for name in Situation.__slots__})
+
+    def with_attacker(self, side: AttackerSide) -> Context:
+        """This context with ``side`` in place of its attacker side (a weapon group's own)."""
+        return Context.of(situation=self.situation, attacker=side, target=self.target_side)
+
     def __post_init__(self) -> None:
         check_count(self.firing_models, name="the number of firing models", lo=None, hi=MAX_ATTACKING_MODELS,
                     where="--models", error=MatchupError)
@@ -464,9 +536,9 @@ class WeaponGroup:
 
     weapon: Weapon
     count: int = 1
-    #: this group's situation when it differs from the matchup's (modifiers carried by the
-    #: weapon's profile); None: the matchup's context
-    context: Context | None = None
+    #: this group's attacker side when it differs from the matchup's (modifiers carried by the
+    #: weapon's profile); None: the matchup's
+    attacker: AttackerSide | None = None
 
     def __post_init__(self) -> None:
         where = f"weapon {self.weapon.name!r}"
@@ -543,12 +615,13 @@ class TargetUnit:
         return tuple(g for g in self.groups if g.leader) if self.attached else ()
 
     def allocation_order(self) -> tuple[Target, ...]:
-        """Bodyguard groups in the defender's order, then the Leader groups as given."""
-        first = list(self.bodyguard())
+        """Bodyguard groups in the defender's order, then the Leader groups in the same order."""
+        first, then = list(self.bodyguard()), list(self.leaders())
         if self.allocation is Allocation.DURABLE:
             # stable sort: most wounds, then the better save (the lower characteristic), then as given
-            first.sort(key=lambda g: (-(g.wounds or 0), min(g.save, g.invulnerable or 7)))
-        return (*first, *self.leaders())
+            for part in (first, then):
+                part.sort(key=lambda g: (-(g.wounds or 0), min(g.save, g.invulnerable or 7)))
+        return (*first, *then)
 
     @property
     def toughness(self) -> int:
@@ -559,8 +632,8 @@ class TargetUnit:
     @property
     def keywords(self) -> frozenset[str]:
         """Keywords an attack checks before allocation (ANTI-, Overwatch vs TITANIC): those of any
-        Bodyguard model (of any model when the unit has no Leader)."""
-        return frozenset().union(*(g.keywords for g in self.bodyguard()))
+        of its models, Leaders included (an Attached unit is one unit for all rules purposes)."""
+        return frozenset().union(*(g.keywords for g in self.groups))
 
     @property
     def stealth(self) -> bool:
@@ -609,7 +682,7 @@ class Matchup:
 
     def context_of(self, group: WeaponGroup) -> Context:
         """The situation of ``group``'s attacks."""
-        return group.context if group.context is not None else self.context
+        return self.context if group.attacker is None else self.context.with_attacker(group.attacker)
 
 
 def _check_dice(expr: DiceExpr, name: str, *, where: str) -> None:

@@ -256,6 +256,10 @@ def _damage(val: str, glued: bool, what: str, notes: list[str]) -> DiceExpr:
     return damage
 
 
+#: The name of a weapon given inline (no profile name).
+INLINE_WEAPON = "inline weapon"
+
+
 def parse_weapon(text: str, *, name: str = "") -> Weapon:
     """Parse an inline weapon profile (see the module docstring); see :func:`parse_weapon_noted`."""
     return parse_weapon_noted(text, name=name)[0]
@@ -291,7 +295,7 @@ def parse_weapon_noted(text: str, *, name: str = "") -> tuple[Weapon, tuple[str,
     strength, ap = _int("S", kv["S"], what, MAX_CHARACTERISTIC), _ap(kv.get("AP", "0"), what)
     damage = _damage(kv["D"], "D" in glued, what, notes)
     try:
-        weapon = Weapon(name=name or "inline weapon", attacks=attacks, skill=skill, strength=strength, ap=ap,
+        weapon = Weapon(name=name or INLINE_WEAPON, attacks=attacks, skill=skill, strength=strength, ap=ap,
                         damage=damage, range_inches=rng, abilities=abilities)
     except ProfileError as e:  # name what the user typed, not the placeholder name
         raise ProfileError(e.what, where=what, value=e.value, hint=e.hint) from None

@@ -160,6 +160,13 @@ def _unit_weapons(unit: Unit, text: str, melee: bool, only: Sequence[str],
     kind = [(w, n) for w, n in loadout if w.melee == melee]
     picked = [w for w in (_match(unit, name, "--only") for name in only) if w is not None]
     dropped = [w for w in (_match(unit, name, "--except") for name in exclude) if w is not None]
+    if loadout:
+        for w in dropped:
+            if all(w is not v for v, _ in kind):
+                raise ProfileError(f"is not among the {'melee' if melee else 'ranged'} weapons unit {unit.name!r} "
+                                   f"{'fights' if melee else 'fires'} by default, so there is nothing to leave out",
+                                   where="--except", value=w.name, hint=f"it {'fights' if melee else 'fires'}: "
+                                   + ", ".join(f"{n}x {v.name}" for v, n in kind))
     for w in picked:
         _named_kind(w, w.name, melee, "--only")
         if loadout and all(w is not v for v, _ in loadout):
@@ -351,9 +358,20 @@ def _target_part(lib: Library, text: str, models: int | None, allocation: Alloca
     if count is not None and models is not None:
         raise InputError("the number of models is given twice", where="--target-models",
                          value=f"{models} and {count}x", hint="give one of them")
-    unit = lib.find(body, "unit")
+    unit = _target_unit(lib, body)
     target, _ = unit_target(unit, models=count if models is None else models)
     return replace(target, allocation=allocation), unit
+
+
+def _target_unit(lib: Library, text: str, *, leader: bool = False) -> Unit:
+    """The unit a part of ``--target`` names; an unknown or ambiguous name is an error of
+    ``--target`` (saying when it is a Leader after '+')."""
+    try:
+        unit: Unit = lib.find(text.strip(), "unit")
+    except ProfileError as e:
+        what = f"{e.what} (a Leader after '+')" if leader else e.what
+        raise ProfileError(what, where="--target", value=text.strip(), hint=e.hint) from None
+    return unit
 
 
 def _leader_part(lib: Library, text: str, allocation: Allocation) -> TargetUnit:
@@ -362,7 +380,7 @@ def _leader_part(lib: Library, text: str, allocation: Allocation) -> TargetUnit:
         target = parse_target_unit(text.strip(), allocation=allocation)
     else:
         count, body = split_count(text, what="count of models", hi=MAX_TARGET_MODELS, where="--target")
-        unit = lib.find(body, "unit")
+        unit = _target_unit(lib, body, leader=True)
         target, _ = unit_target(unit, models=count)
     plain = [g.name for g in target.groups if "CHARACTER" not in g.keywords]
     if plain:

@@ -156,7 +156,7 @@ def test_profiles_list_and_show() -> None:
 ERRORS = [
     (["shoot", "raiilgun", "-t", "knight"], "Error: weapon: unknown weapon or unit (got 'raiilgun')", "railgun"),
     (["shoot", "plasma", "-t", "knight"], "Error: weapon: ambiguous weapon name", "Plasma rifle"),
-    (["shoot", "railgun", "-t", "nite"], "Error: unit: unknown unit (got 'nite')", "hint"),
+    (["shoot", "railgun", "-t", "nite"], "Error: --target: unknown unit (got 'nite')", "hint"),
     # a unit fires its loadout (issue 9); a unit without one and several weapons: tests/test_cli_units.py
     (["shoot", "hammerhead", "--only", "lascannon", "-t", "knight"],
      "Error: --only: unit 'Hammerhead Gunship' has no weapon of that name (got 'lascannon')", "Railgun"),

@@ -128,7 +128,7 @@ def test_two_weapons_with_counts_sum_by_hand() -> None:
     assert_distribution(d["damage"], expected)
     assert d["damage"]["mean"] == pytest.approx(float(4 * P * 2 + 9 * P), abs=TOL)
     shares = [(w["name"], w["count"], w["damage"]["mean"]) for w in d["weapons"]]
-    assert [s[:2] for s in shares] == [("inline weapon", 2), ("inline weapon", 3)]
+    assert [s[:2] for s in shares] == [(GUN_A, 2), (GUN_B, 3)]  # an inline weapon is named by its notation
     assert shares[0][2] == pytest.approx(float(8 * P), abs=TOL) and shares[1][2] == pytest.approx(float(9 * P), abs=TOL)
     assert d["attacker"]["weapon"] is None and d["attacker"]["models"] is None
     assert [w["weapon"]["A"] for w in d["weapons"]] == ["2", "3"]
@@ -230,7 +230,7 @@ def test_unit_without_loadout_and_only(folder: Path) -> None:
 
 def test_a_unit_and_a_weapon_together(folder: Path) -> None:
     d = exact("shoot", "two gun tank/tank cannon", f"2x {GUN_B}", "-t", BIG, "--profiles", str(folder))
-    assert [(w["name"], w["count"]) for w in d["weapons"]] == [("Tank cannon", 1), ("inline weapon", 2)]
+    assert [(w["name"], w["count"]) for w in d["weapons"]] == [("Tank cannon", 1), (GUN_B, 2)]
     assert_distribution(d["damage"], convolve(binomial(1, 3), binomial(6)))
     assert d["attacker"]["unit"] == "Two Gun Tank"
 

@@ -76,6 +76,11 @@ def _agrees_and_catches_the_bug(m: Matchup, seed: int, power: dict[str, int]) ->
     mc = montecarlo.run(u, trials=N, seed=seed)
     a = compare(mc.damage, mc.models_destroyed, ex.damage, ex.models_destroyed, N)
     assert a.agrees, a.line()
+    for key, d in ex.stages.items():  # every stage the exact engine gives (all ten against one group)
+        gap = compare(mc.stages[key], mc.stages[key], d, d, N).max_cdf_gap
+        assert gap <= dkw_bound(N), f"stage {key}: CDF gap {gap:.5f}"
+    if u.n_groups == 1:
+        assert set(ex.stages) == set(mc.stages)
     for got, want in zip(mc.groups, ex.groups, strict=True):
         gap = compare(got.models_destroyed, got.models_destroyed, want.models_destroyed, want.models_destroyed, N)
         assert gap.max_cdf_gap <= dkw_bound(N), f"group {want.name}: CDF gap {gap.max_cdf_gap:.5f}"

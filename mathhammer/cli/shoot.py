@@ -76,7 +76,7 @@ def _matchup(found: tuple[ResolvedWeapon, ...], attacker: Unit | None, target: R
         shared = per[0][0]
     else:
         shared, _ = build_context(options, weapon=None, attacker=attacker, target_unit=target.unit)
-    groups = tuple(WeaponGroup(weapon=r.weapon, count=r.count, context=None if c == shared else c)
+    groups = tuple(WeaponGroup(weapon=r.weapon, count=r.count, attacker=None if c == shared else c.attacker_side)
                    for r, (c, _) in zip(found, per, strict=True))
     return Matchup(weapons=groups, target=target.target, context=shared, attacker=attacker), lines
 

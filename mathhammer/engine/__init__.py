@@ -48,6 +48,9 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
         result = _monte_carlo(unit, trials, seed, threads)
     elif method is Method.EXACT:
         result = _exact(unit)
+        if unit.n_groups > 1 and "unsaved" not in result.stages:
+            warnings.append("the unsaved and damage stages depend on the allocation against several model groups: "
+                            "the exact engine leaves them out (Monte Carlo counts them)")
     else:
         result, extra = _both(unit, trials, seed, threads, warnings)
     provenance = {

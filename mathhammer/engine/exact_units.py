@@ -472,7 +472,25 @@ def _allocated(u: UnitInputs, stages: bool) -> _Parts:
     shares_out = tuple(WeaponShare(name=w.name, count=w.count, damage_mean=s[0], models_destroyed_mean=s[1])
                        for w, s in zip(weapons, shares, strict=True))
     breakdown = _fixed_stages(weapons) if stages else {}
+    if stages and u.n_groups == 1:
+        breakdown.update(_unallocated_stages(u))
     return _trim(damage), _trim(models), breakdown, groups, shares_out
+
+
+#: The stage counts that come after the saves: they do not depend on the allocation against one
+#: group of identical models (every save is that group's; damage is counted without the cap).
+_AFTER_SAVE_KEYS = ("unsaved", "damage_before_fnp", "damage_after_fnp")
+
+
+def _unallocated_stages(u: UnitInputs) -> dict[str, Distribution]:
+    """Against one group of identical models: each weapon group's unsaved wounds and damage
+    before and after Feel No Pain (exact.run), independent between weapon groups, convolved."""
+    totals: dict[str, Array] = {}
+    for row in u.pairs:
+        r = exact.run(row[0], stages=True)
+        for key in _AFTER_SAVE_KEYS:
+            totals[key] = _convolve(totals.get(key, _ONE1), r.stages[key].probabilities)
+    return {key: _trim(totals[key]) for key in _AFTER_SAVE_KEYS}
 
 
 def _fixed_stages(weapons: Sequence[_Weapon]) -> dict[str, Distribution]:

@@ -174,7 +174,11 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
     unit = np.zeros(len(UnitParam), dtype=np.int64)
     unit[UnitParam.BODYGUARD] = u.bodyguard_groups
     unit[UnitParam.WOUNDS_LEFT] = u.wounds_left
-    attacker = np.array([[u.hazard_firing, int(u.params[0, 0, Param.HAZARD_WOUNDS]), 0]], dtype=np.int64)
+    # the firing models that make Hazardous tests: how many, their W and Feel No Pain (from the
+    # first Hazardous weapon group: every group's pair says the same of the attacking unit)
+    hazard = next((g for g in range(u.n_weapons) if u.params[g, 0, Param.FLAGS] & Flag.HAZARDOUS), 0)
+    attacker = np.array([[u.hazard_firing, int(u.params[hazard, 0, Param.HAZARD_WOUNDS]),
+                          int(u.params[hazard, 0, Param.HAZARD_FNP])]], dtype=np.int64)
     streams = kernel.new_streams(chunk_seeds(seed, n))
     batch = np.zeros(n, dtype=np.int64)
     args = (u.stages, u.rolls, u.roll_maps, u.roll_flags, params, u.groups, unit, attacker, streams, batch,

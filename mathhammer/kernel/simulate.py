@@ -410,7 +410,7 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
         w0 = wounds_left if wounds_left > 0 else groups[0, 1]
         left1 = groups[n_bodyguard, 0] if n_bodyguard < n_groups else 0
         w1 = groups[n_bodyguard, 1] if n_bodyguard < n_groups else 0
-        state = (np.int64(0), groups[0, 0], w0, n_bodyguard, left1, w1)
+        state = (0, groups[0, 0], w0, n_bodyguard, left1, w1)
         command = params[0, 0, P_COMMAND]
         total = destroyed = 0
         n_attacks = hits = crits = wounds = crit_wounds = autos = pendings = unsaved = before = after = 0
@@ -590,7 +590,7 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
             _count_at(out_stages, out_over, 8, b8, l8, before, 1)
             _count_at(out_stages, out_over, 9, b9, l9, after, 1)
         if hazard_firing > 0:
-            lost, dead, pos, s = _hazardous(hazard_firing, attacker, params[0, 0, P_HAZ_FNP], buf, pos, s)
+            lost, dead, pos, s = _hazardous(hazard_firing, attacker, attacker[0, 2], buf, pos, s)
             out_hazard[lost] += 1
             out_hazard_models[dead] += 1
     st[S_POS] = pos
@@ -736,7 +736,7 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     groups: int64[J, 3]  (models, W (0: unlimited), leader) of each model group in allocation order
     unit: int64[2]  (Bodyguard groups: groups 0 .. unit[0] - 1 take attacks first; wounds left of the
         first model, 0: untouched)
-    attacker: int64[1, 3]  (models making Hazardous tests, their W (0: unknown), 0)
+    attacker: int64[1, 3]  (models making Hazardous tests, their W (0: unknown), their Feel No Pain (7: none))
     streams: uint64[n_chunks, N_STREAM]  each chunk's random stream (S_POS, ...), advanced in place;
         a new chunk's row is (BUFFER, seed, 0, 0) (mathhammer.kernel.new_streams)
     chunk_trials: int64[n_chunks]  trials to run now in each chunk (0 for a finished chunk)

@@ -40,10 +40,10 @@ def listing(lib: Library, kind: str | None, needle: str | None) -> RenderableTyp
         for u in lib.units:
             if keep(u.name, u.aliases):
                 m = max(u.models, key=lambda x: x.count)
+                inv, fnp = m.invulnerable or u.invulnerable, m.feel_no_pain or u.feel_no_pain
                 t.add_row(u.name, ", ".join(u.aliases), str(u.model_count), str(m.toughness), f"{m.save}+",
-                          str(m.wounds),
-                          f"{u.invulnerable}+" + ("*" if u.invulnerable_ranged_only else "") if u.invulnerable else "",
-                          f"{u.feel_no_pain}+" if u.feel_no_pain else "", "" if u.points is None else str(u.points))
+                          str(m.wounds), f"{inv}+" + ("*" if u.invulnerable_ranged_only else "") if inv else "",
+                          f"{fnp}+" if fnp else "", "" if u.points is None else str(u.points))
         parts.append(t)
     if kind in (None, "weapon"):
         t = Table(title="Weapons", title_justify="left", header_style="bold")
@@ -66,14 +66,23 @@ def show_view(obj: Unit | Weapon) -> RenderableType:
                      Text(f"  {describe.weapon_line(obj)}"))
     u = obj
     head = Text(u.name, style="bold")
-    head.append(f"  ({u.faction}{', ' + str(u.points) + ' pts' if u.points is not None else ''})")
+    about = [part for part in (u.faction, f"{u.points} pts" if u.points is not None else "") if part]
+    if about:
+        head.append(f"  ({', '.join(about)})")
     stats = Table(header_style="bold")
-    for col in ("model", "count", "M", "T", "Sv", "W", "Ld", "OC"):
-        _column(stats, col, text=col == "model")
+    for col in ("model", "count", "M", "T", "Sv", "W", "inv", "FNP", "Ld", "OC", "carries (each)"):
+        _column(stats, col, text=col in ("model", "carries (each)"))
     for m in u.models:
+        inv, fnp = m.invulnerable or u.invulnerable, m.feel_no_pain or u.feel_no_pain
         stats.add_row(m.name, str(m.count), f'{m.move}"' if m.move is not None else "", str(m.toughness), f"{m.save}+",
-                      str(m.wounds), f"{m.leadership}+" if m.leadership else "", str(m.objective_control or 0))
+                      str(m.wounds), f"{inv}+" if inv else "", f"{fnp}+" if fnp else "",
+                      f"{m.leadership}+" if m.leadership else "", str(m.objective_control or 0),
+                      ", ".join(f"{n}x {w}" for w, n in m.loadout))
     lines: list[RenderableType] = [head, stats]
+    if u.loadout():
+        lines.append(Text("  default loadout: " + ", ".join(f"{n}x {w}" for w, n in u.loadout())))
+    if u.attached:
+        lines.append(Text("  attached Leaders when it is the target: " + ", ".join(u.attached)))
     extra = []
     if u.invulnerable:
         extra.append(f"{u.invulnerable}+ invulnerable save" + (" (ranged only)" if u.invulnerable_ranged_only else ""))
