@@ -85,6 +85,7 @@ class Flag(IntFlag):
     HAZARDOUS = 32  # one Hazardous test per firing model after the attacks
     STAGES = 64  # fill the per-stage histograms
     PRECISION = 128  # the weapon's attacks go to a Leader first
+    SAME_SAVES = 256  # every model group takes this weapon's saves alike: saves are a count
 
 
 class UnitParam(IntEnum):

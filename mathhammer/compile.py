@@ -308,6 +308,8 @@ def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, 
     for g, group in enumerate(m.weapons):
         if group.weapon.has(Ability.PRECISION) and unit.attached:
             stack["params"][g, :, Param.FLAGS] |= Flag.PRECISION
+        if (stack["stages"][g, :, Stage.SAVE] == stack["stages"][g, 0, Stage.SAVE]).all():
+            stack["params"][g, :, Param.FLAGS] |= Flag.SAME_SAVES
     stack = {name: _frozen(a) for name, a in stack.items()}
     groups = _frozen(np.array([[g.models, g.wounds or 0, int(g.leader)] for g in order], dtype=np.int64))
     inputs = UnitInputs(

@@ -27,7 +27,8 @@ def test_kernel_constants_match_codes() -> None:
     assert (simulate.P_FLAGS, simulate.P_FIRING, simulate.P_MODELS, simulate.P_WOUNDS, simulate.P_COMMAND,
             simulate.P_HAZ_WOUNDS, simulate.P_HAZ_FNP) == tuple(codes.Param)
     assert (simulate.F_TORRENT, simulate.F_LETHAL, simulate.F_DEVASTATING, simulate.F_SPILL, simulate.F_FNP,
-            simulate.F_HAZARDOUS, simulate.F_STAGES, simulate.F_PRECISION) == tuple(int(f) for f in codes.Flag)
+            simulate.F_HAZARDOUS, simulate.F_STAGES, simulate.F_PRECISION, simulate.F_SAME_SAVES) == \
+        tuple(int(f) for f in codes.Flag)
     assert (simulate.U_BODYGUARD, simulate.U_WOUNDS_LEFT) == tuple(codes.UnitParam)
     assert simulate.REROLLABLE_BIT == codes.REROLLABLE
     assert (simulate.C_HIT, simulate.C_WOUND, simulate.C_DAMAGE, simulate.C_SAVE, simulate.C_ATTACKS) == \

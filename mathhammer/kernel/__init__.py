@@ -31,7 +31,7 @@ __all__ = ["BUFFER", "N_STAGES", "cache_path", "joint_tables_for", "max_threads"
 _SUSTAINED = 1
 _P_FLAGS, _P_WOUNDS, _P_COMMAND = 0, 3, 4
 _SAVE_ROW = 2
-_F_TORRENT, _F_LETHAL, _F_DEVASTATING, _F_STAGES = 1, 2, 4, 64
+_F_TORRENT, _F_LETHAL, _F_DEVASTATING, _F_STAGES, _F_SAME_SAVES = 1, 2, 4, 64, 256
 _C_HIT, _C_WOUND, _C_SAVE = 1, 2, 4
 
 
@@ -59,7 +59,8 @@ def simulation_tables(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64]
             joint = _stacked([joint_tables_for(stages[0, 0], rolls[0, 0], roll_maps[0, 0], params[0, 0], offsets)])
         else:
             joint = _stacked([_weapon_joint(stages[g, 0], rolls[g, 0], roll_maps[g, 0], params[g, 0], offsets,
-                                            several_groups=stages.shape[1] > 1) for g in range(stages.shape[0])])
+                                            several_groups=not int(params[g, 0, _P_FLAGS]) & _F_SAME_SAVES)
+                              for g in range(stages.shape[0])])
         kinds = _FAST_KINDS if single and takes_fast_path(params[0, 0], joint[4][0]) else KINDS
         pairs = [[tables(stages[g, j], kinds) for j in range(stages.shape[1])] for g in range(stages.shape[0])]
         binomial = tuple(np.stack([np.stack([pair[i] for pair in row]) for row in pairs]) for i in (0, 1))
@@ -75,9 +76,9 @@ def _weapon_joint(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], ro
                   params: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64], *, several_groups: bool
                   ) -> JointTables:
     """One weapon group's joint tables for the units path: without the stage breakdown, FINAL
-    counts (unsaved, Devastating) of whole attacks against one group of identical models, or,
-    against several groups (whose saves differ), (wounds that need a save, Devastating): the
-    same table with every save failing. With the breakdown, HIT and WOUND."""
+    counts (unsaved, Devastating) of whole attacks when every model group takes its saves alike,
+    or, against groups whose saves differ (``several_groups``), (wounds that need a save,
+    Devastating): the same table with every save failing. With the breakdown, HIT and WOUND."""
     if several_groups:
         stages = stages.copy()
         stages[_SAVE_ROW] = 1  # "fails" = reaches the saving throw, rolled later for its model

@@ -40,7 +40,8 @@ from .rng import BUFFER, GAMMA, LOW32, S32, S_COUNTER, S_POS, d6, digit, next_va
 HIT, WOUND, SAVE, FEEL_NO_PAIN = 0, 1, 2, 3
 ATTACKS, SUSTAINED, DAMAGE = 0, 1, 2
 P_FLAGS, P_FIRING, P_MODELS, P_WOUNDS, P_COMMAND, P_HAZ_WOUNDS, P_HAZ_FNP = 0, 1, 2, 3, 4, 5, 6
-F_TORRENT, F_LETHAL, F_DEVASTATING, F_SPILL, F_FNP, F_HAZARDOUS, F_STAGES, F_PRECISION = 1, 2, 4, 8, 16, 32, 64, 128
+F_TORRENT, F_LETHAL, F_DEVASTATING, F_SPILL, F_FNP, F_HAZARDOUS, F_STAGES, F_PRECISION, F_SAME_SAVES = \
+    1, 2, 4, 8, 16, 32, 64, 128, 256
 # Entries of ``unit`` (mathhammer.codes.UnitParam) and the 36 pairs of one re-rolled die.
 U_BODYGUARD, U_WOUNDS_LEFT = 0, 1
 THIRTY_SIX = np.uint64(36)
@@ -420,6 +421,9 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
             lethal = (flags & F_LETHAL) != 0
             devastating = (flags & F_DEVASTATING) != 0
             precision = (flags & F_PRECISION) != 0
+            # every group takes this weapon's saves alike (identical models, or the same save
+            # rows): the saves are a count, else one per wound at its model's group
+            same_saves = (flags & F_SAME_SAVES) != 0
             hit_rows = stages[g, 0]
             t0, a0 = table[g, 0], alias[g, 0]
             firing = params[g, 0, P_FIRING]
@@ -494,7 +498,7 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                 autos += auto
                 pendings += pending
                 # saves, damage, Feel No Pain and allocation, one wound at a time (R-7 .. R-9)
-                if n_groups == 1:  # identical models: the saves are a count
+                if same_saves:
                     if command == C_SAVE:
                         failed, pos, s = count(t0, a0, K_SAVE_FAIL_RR, to_save, buf, pos, s)
                         other, pos, s = count(t0, a0, K_SAVE_FAIL_OTHER, to_save - failed, buf, pos, s)
@@ -512,7 +516,7 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                 if t < 0 and not keep_stages:
                     break
                 j = n_groups - 1 if t < 0 else (state[0] if t == 0 else state[3])
-                if n_groups > 1:
+                if not same_saves:
                     fail, command, pos, s = _save_one(stages[g, j], command, buf, pos, s)
                     if fail == 0:
                         continue
