@@ -190,7 +190,7 @@ def _mean(values: Mapping[int, Fraction | int], pmf: dict[int, Fraction]) -> Fra
     return sum((values[k] * p for k, p in pmf.items()), Fraction(0))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class UnitInputs:
     """The tables of a whole attack: weapon group g (firing order) against model group j
     (allocation order, :meth:`mathhammer.model.TargetUnit.allocation_order`).
@@ -250,7 +250,7 @@ class UnitInputs:
         return self.stage_largest[i] > STAGE_CAP
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class _Pair:
     """One weapon group against one model group: what :class:`_Compiler` reads."""
 
