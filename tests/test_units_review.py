@@ -74,3 +74,20 @@ def test_anti_keyword_counts_the_leaders_keywords() -> None:
     r = analyse(m, method=Method.EXACT)
     assert abs(r.damage.mean() - 2.5) < 1e-12
     assert r.groups[1].models_destroyed.mean() == 0.0  # the Leader is never touched (R-9.4)
+
+
+def test_the_context_is_its_three_sides() -> None:
+    """Context keeps flat fields (every caller builds it so); AttackerSide, TargetSide and
+    Situation split them with nothing left over or counted twice, and round-trip."""
+    from dataclasses import fields
+
+    from mathhammer.model import AttackerSide, CommandReroll, Context, RerollPolicy, Situation, TargetSide
+
+    sides = [{f.name for f in fields(c)} for c in (AttackerSide, TargetSide, Situation)]
+    assert set().union(*sides) == {f.name for f in fields(Context)}
+    assert sum(len(s) for s in sides) == len(fields(Context))
+    ctx = Context(firing_models=3, cover=True, hit_mod=1, reroll_hits=RerollPolicy.ONES,
+                  command_reroll=CommandReroll.HIT, save_mod=-1)
+    assert Context.of(situation=ctx.situation, attacker=ctx.attacker_side, target=ctx.target_side) == ctx
+    other = ctx.with_attacker(AttackerSide(wound_mod=-1))
+    assert other.hit_mod == 0 and other.wound_mod == -1 and other.cover and other.firing_models == 3
