@@ -298,7 +298,7 @@ def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, 
     for pair_row in pairs:
         for i in range(n_stages):
             largest[i] += max(p.stage_largest[i] for p in pair_row)
-    offsets = np.concatenate([[0], np.cumsum([min(n, STAGE_CAP) + 1 for n in largest])]).astype(np.int64)
+    offsets = _stage_offsets(largest)
     finite = all(g.wounds is not None for g in order)
     damage_max = sum(g.models * (g.wounds or 0) for g in order) if finite else largest[StageCount.DAMAGE_AFTER_FNP]
     hazardous = [int(pair_row[0].params[Param.FIRING_MODELS]) for pair_row in pairs
@@ -335,6 +335,11 @@ def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, 
         explain += _allocation_lines(m, order, inputs)
         plan = replace(plan, explain=tuple(explain), warnings=tuple(warnings))
     return Compiled(first, plan, inputs)
+
+
+def _stage_offsets(largest: list[int]) -> npt.NDArray[np.int64]:
+    """Where each stage histogram starts in a row: as long as its largest count, capped at STAGE_CAP."""
+    return np.concatenate([[0], np.cumsum([min(n, STAGE_CAP) + 1 for n in largest])]).astype(np.int64)
 
 
 def _label(w: Weapon) -> str:
@@ -795,7 +800,7 @@ class _Compiler:
                 n.rule("R-9.7", "HAZARDOUS: one test per firing model; each 1 is 3 mortal wounds "
                        "(the attacker's profile is unknown: models lost are not counted)")
         damage_max, largest = self._histograms(attacks_max, max(dmg_pmf))
-        offsets = np.concatenate([[0], np.cumsum([min(n, STAGE_CAP) + 1 for n in largest])]).astype(np.int64)
+        offsets = _stage_offsets(largest)
         params = np.zeros(len(Param), dtype=np.int64)
         params[Param.FLAGS] = int(self.flags)
         params[Param.FIRING_MODELS] = ctx.firing_models

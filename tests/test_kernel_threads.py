@@ -100,12 +100,29 @@ def test_remembered_tables_are_copies_and_keyed_by_every_input() -> None:
     assert not all(np.array_equal(a, b) for a, b in zip(second, third, strict=True))
 
 
-def test_only_a_few_table_sets_are_kept() -> None:
+def test_table_sets_are_reused_and_only_a_few_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[int] = []
+    real = kernel.tables
+
+    def counting(*args: Any) -> Any:
+        built.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(kernel, "tables", counting)
+    monkeypatch.setattr(kernel, "_TABLES", {})
+    first = _inputs("A4 BS2+ S3 AP-1 D1")
+    _tables(first, first.params)
+    assert built == [1]
+    _tables(first, first.params)
+    assert built == [1]  # remembered
     for bs in range(2, 7):
         for s in range(3, 10):
             i = _inputs(f"A4 BS{bs}+ S{s} AP-1 D1")
             _tables(i, i.params)
-    assert len(kernel._TABLES) <= kernel._TABLES_KEPT
+    assert 0 < len(kernel._TABLES) <= kernel._TABLES_KEPT
+    built.clear()
+    _tables(first, first.params)
+    assert built == [1]  # pushed out by the 34 others: built again
 
 
 # --- the quick check before a call ----------------------------------------------------------------

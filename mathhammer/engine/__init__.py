@@ -13,7 +13,8 @@ from .. import describe
 from ..compile import UnitInputs, check_monte_carlo, compile_matchup
 from ..errors import MatchupError, NotExactError
 from ..model import Matchup, Method
-from ..result import DamageResult, GroupResult, WeaponShare
+from ..result import DamageResult
+from . import _parts
 
 __all__ = ["Method", "analyse"]
 
@@ -75,12 +76,8 @@ def _exact(unit: UnitInputs) -> DamageResult:
         from . import exact
 
         result = exact.run(unit.pairs[0][0])
-        return replace(result, groups=(GroupResult(name=unit.group_names[0], models=unit.group_models[0],
-                                                   models_destroyed=result.models_destroyed,
-                                                   leader=unit.group_leader[0]),),
-                       weapons=(WeaponShare(name=unit.weapon_names[0], count=unit.counts[0],
-                                            damage_mean=result.damage.mean(),
-                                            models_destroyed_mean=result.models_destroyed.mean()),))
+        groups, weapons = _parts.single(unit, result.damage, result.models_destroyed)
+        return replace(result, groups=groups, weapons=weapons)
     from . import exact_units
 
     return exact_units.run(unit)

@@ -38,6 +38,7 @@ from ..compile import (
 from ..errors import InputError
 from ..limits import MAX_CHUNKS, MAX_TRIALS
 from ..result import DamageResult, Distribution, GroupResult, WeaponShare
+from . import _parts
 
 __all__ = ["MAX_TRIALS", "chunk_plan", "chunk_seeds", "draw_seed", "live_compile_status", "run"]
 
@@ -194,20 +195,17 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
     breakdown = _breakdown(u, stage_counts, out_over[:, :2 * len(StageCount)].sum(axis=0)) if stages else {}
     hazardous = u.hazard_firing > 0
     damage_dist, models_dist = Distribution.from_counts(damage), Distribution.from_counts(models)
+    groups, weapons = (_parts.single(u, damage_dist, models_dist) if u.single else
+                       (_groups(u, group_counts), _weapons(u, weapon_sums, trials)))
     return DamageResult(method="monte-carlo", trials=trials, seed=seed, damage=damage_dist,
                         models_destroyed=models_dist, target_models=u.target_models, seconds=seconds, stages=breakdown,
                         hazardous=Distribution.from_counts(hazard) if hazardous else None,
                         hazard_models=Distribution.from_counts(hazard_models) if hazardous else None,
-                        groups=_groups(u, group_counts, models_dist), weapons=_weapons(u, weapon_sums, trials,
-                                                                                       damage_dist, models_dist))
+                        groups=groups, weapons=weapons)
 
 
-def _groups(u: UnitInputs, counts: npt.NDArray[np.int64], models: Distribution) -> tuple[GroupResult, ...]:
-    """Models destroyed in each group (the fast path of a single pair counts only the total:
-    the same thing)."""
-    if u.single:
-        return (GroupResult(name=u.group_names[0], models=u.group_models[0], models_destroyed=models,
-                            leader=u.group_leader[0]),)
+def _groups(u: UnitInputs, counts: npt.NDArray[np.int64]) -> tuple[GroupResult, ...]:
+    """Models destroyed in each group, from the groups' histograms end to end."""
     out = []
     start = 0
     for name, n, leader in zip(u.group_names, u.group_models, u.group_leader, strict=True):
@@ -217,13 +215,8 @@ def _groups(u: UnitInputs, counts: npt.NDArray[np.int64], models: Distribution) 
     return tuple(out)
 
 
-def _weapons(u: UnitInputs, sums: npt.NDArray[np.int64], trials: int, damage: Distribution,
-             models: Distribution) -> tuple[WeaponShare, ...]:
-    """Each weapon group's mean wounds taken and models destroyed (a single weapon's are the
-    totals)."""
-    if u.single:
-        return (WeaponShare(name=u.weapon_names[0], count=u.counts[0], damage_mean=damage.mean(),
-                            models_destroyed_mean=models.mean()),)
+def _weapons(u: UnitInputs, sums: npt.NDArray[np.int64], trials: int) -> tuple[WeaponShare, ...]:
+    """Each weapon group's mean wounds taken and models destroyed."""
     return tuple(WeaponShare(name=name, count=count, damage_mean=int(sums[2 * g]) / trials,
                              models_destroyed_mean=int(sums[2 * g + 1]) / trials)
                  for g, (name, count) in enumerate(zip(u.weapon_names, u.counts, strict=True)))

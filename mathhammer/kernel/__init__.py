@@ -82,9 +82,8 @@ def _weapon_joint(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], ro
     if several_groups:
         stages = stages.copy()
         stages[_SAVE_ROW] = 1  # "fails" = reaches the saving throw, rolled later for its model
-    params = params.copy()
-    params[_P_WOUNDS] = 1  # keep Devastating wounds apart: they are allocated after every weapon
-    return joint_tables_for(stages, rolls, roll_maps, params, offsets)
+    # Devastating wounds kept apart: they are allocated after every weapon group
+    return joint_tables_for(stages, rolls, roll_maps, params, offsets, split_devastating=True)
 
 
 def _stacked(tables: list[JointTables]) -> tuple[Any, ...]:
@@ -113,16 +112,19 @@ def takes_fast_path(params: npt.NDArray[np.int64], jchunk: npt.NDArray[np.int64]
 
 
 def joint_tables_for(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64],
-                     params: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]) -> JointTables:
+                     params: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64], *,
+                     split_devastating: bool | None = None) -> JointTables:
     """The joint tables (:mod:`.joint`) the kernel's fast path needs for these inputs (the
     STAGES flag of ``params`` decides which); empty ones when it takes the general path.
-    ``offsets`` (the stage histograms') bound the attacks and hits of one trial."""
+    ``offsets`` (the stage histograms') bound the attacks and hits of one trial; FINAL keeps
+    Devastating wounds apart against a finite target unless ``split_devastating`` says otherwise."""
     flags = int(params[_P_FLAGS])
     tied = int(params[_P_COMMAND]) in (_C_HIT, _C_WOUND, _C_SAVE)  # a Command Re-roll of one die
     fixed = int(rolls[_SUSTAINED].sum()) == 0
     return joint_tables(stages, torrent=bool(flags & _F_TORRENT), lethal=bool(flags & _F_LETHAL),
                         devastating=bool(flags & _F_DEVASTATING),
-                        split_devastating=bool(flags & _F_DEVASTATING) and int(params[_P_WOUNDS]) > 0,
+                        split_devastating=bool(flags & _F_DEVASTATING) and (
+                            int(params[_P_WOUNDS]) > 0 if split_devastating is None else split_devastating),
                         sustained=int(roll_maps[_SUSTAINED, 0]) if fixed and not tied else None,
                         keep_stages=bool(flags & _F_STAGES) and fixed and not tied,
                         most_attacks=int(offsets[1] - offsets[0]) - 1, most_hits=int(offsets[2] - offsets[1]) - 1)
