@@ -9,4 +9,15 @@ The kernel only compares dice against the tables; the CLI only parses, calls and
 
 __version__ = "0.2.0"
 
-__all__ = ["__version__"]
+__all__ = ["Attack", "__version__", "build", "library", "run", "run_attack"]
+
+_API = ("Attack", "build", "library", "run", "run_attack")
+
+
+def __getattr__(name: str) -> object:
+    """The library API (:mod:`mathhammer.api`), imported on first use so that ``--help`` stays quick."""
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'mathhammer' has no attribute {name!r}")

@@ -14,17 +14,24 @@ import functools
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from enum import IntEnum
-from typing import IO, Any, TypeVar
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from ..errors import MathhammerError
+from ..errors import InputError, MathhammerError
 from ..render.ascii import can_encode, escape_ascii, to_ascii
+from ..render.stream import json_escape
 
-__all__ = ["ExitCode", "ascii_stdout", "echo_err", "emit_json", "emit_json_pieces", "emit_text", "emit_view", "finish",
-           "handle_errors", "output_failed", "report", "warn"]
+if TYPE_CHECKING:
+    from ..render import OutputFormat
+    from ..render.stream import RecordWriter
+
+__all__ = ["ExitCode", "ascii_stdout", "check_writable", "echo_err", "emit_json", "emit_json_pieces", "emit_text",
+           "emit_view", "finish", "handle_errors", "open_output", "output_failed", "report", "save_view", "warn"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -155,19 +162,6 @@ def emit_text(text: str) -> None:
     _write((text if can_encode(text, encoding) else to_ascii(text)) + "\n")
 
 
-def _json_escape(text: str, encoding: str | None) -> str:
-    """JSON text with every character the stream cannot encode as a ``\\uXXXX`` escape (only
-    strings hold non-ASCII characters, so the document means the same)."""
-    out = []
-    for ch in text:
-        if ch.isascii() or can_encode(ch, encoding):
-            out.append(ch)
-        else:
-            data = ch.encode("utf-16-be")
-            out.extend(f"\\u{int.from_bytes(data[i:i + 2], 'big'):04x}" for i in range(0, len(data), 2))
-    return "".join(out)
-
-
 def emit_json(text: str) -> None:
     """Machine output: plain text on stdout (never through rich, which may wrap)."""
     emit_json_pieces((text,))
@@ -181,7 +175,7 @@ def emit_json_pieces(pieces: Iterable[str]) -> None:
         out = _stdout()
         encoding = getattr(out, "encoding", None)
         for piece in pieces:
-            out.write(piece if can_encode(piece, encoding) else _json_escape(piece, encoding))
+            out.write(piece if can_encode(piece, encoding) else json_escape(piece, encoding))
         out.write("\n")
         out.flush()
     except OSError as e:
@@ -225,12 +219,13 @@ def terminal_width() -> int:
         return _DEFAULT_WIDTH
 
 
-def emit_view(renderable: Any) -> None:
+def emit_view(renderable: Any, *, svg: Path | None = None, html: Path | None = None) -> None:
     """A rich renderable on stdout; colour only on a terminal, NO_COLOR honoured (by rich).
 
     The width is the terminal's, but never less than the view needs to show every number and
     word whole (rich would otherwise cut ``77.123`` to ``77.…``). Text is shown as written: no
-    markup (``[b]`` in a profile name stays) and no emoji codes (``:x:`` stays).
+    markup (``[b]`` in a profile name stays) and no emoji codes (``:x:`` stays). ``svg`` /
+    ``html``: also save the view, in colour, as a self-contained file (:func:`save_view`).
     """
     from rich.console import Console
 
@@ -243,6 +238,36 @@ def emit_view(renderable: Any) -> None:
         console.print(renderable)
     except OSError as e:
         raise typer.Exit(output_failed(e)) from None
+    save_view(renderable, svg=svg, html=html, width=console.width)
+
+
+def save_view(renderable: Any, *, svg: Path | None = None, html: Path | None = None, width: int | None = None) -> None:
+    """Save ``renderable`` as an SVG picture and/or an HTML page (rich's console recording:
+    colours kept, no external file referenced).
+
+    Raises:
+        InputError: a file that cannot be written (its path and the reason).
+    """
+    if svg is None and html is None:
+        return
+    import io
+
+    from rich.console import Console
+
+    console = Console(record=True, file=io.StringIO(), width=width or _DEFAULT_WIDTH, force_terminal=True,
+                      color_system="truecolor", highlight=False, soft_wrap=False, markup=False, emoji=False)
+    need = console.measure(renderable).minimum
+    console.width = max(console.width, need, MIN_WIDTH)
+    console.print(renderable)
+    for path, option in ((svg, "--svg"), (html, "--html")):
+        if path is None:
+            continue
+        text = (console.export_svg(title="mathhammer", clear=False) if option == "--svg"
+                else console.export_html(inline_styles=True, clear=False))
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise InputError(f"cannot write the file: {e.strerror or e}", where=option, value=str(path)) from None
 
 
 def finish(code: int) -> int:

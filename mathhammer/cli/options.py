@@ -27,7 +27,15 @@ def _whole(lo: int | None = None, hi: int | None = None) -> WholeNumber:
     return WholeNumber(lo, hi)
 
 
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", case_sensitive=False, help="Output: table or json.")]
+FormatOpt = Annotated[OutputFormat, typer.Option(
+    "--format", "-f", case_sensitive=False, help="Output: table, json, ndjson (one record per line) or csv.",
+)]
+SvgOpt = Annotated[Path | None, typer.Option(
+    "--svg", metavar="FILE", dir_okay=False, help="Also save what the table shows as a self-contained SVG picture.",
+)]
+HtmlOpt = Annotated[Path | None, typer.Option(
+    "--html", metavar="FILE", dir_okay=False, help="Also save what the table shows as a self-contained HTML page.",
+)]
 SeedOpt = Annotated[int | None, typer.Option(
     "--seed", click_type=_whole(0, MAX_SEED), metavar="N",
     help="RNG seed (default: drawn, and always printed).",

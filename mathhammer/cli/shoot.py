@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from ..errors import InputError, MatchupError
-from ..limits import MAX_ATTACKING_MODELS
+from ..errors import InputError
 from ..model import Allocation, CommandReroll, Method, RulesVersion
 from ..render import OutputFormat
 from . import options as o
 from ._io import ExitCode, ascii_stdout, emit_json_pieces, emit_view, handle_errors, warn
-
-if TYPE_CHECKING:
-    from ..model import Matchup, Unit
-    from ..resolve import ResolvedTarget, ResolvedWeapon
 
 WeaponArg = Annotated[list[str], typer.Argument(
     metavar="WEAPON...",
@@ -53,53 +47,20 @@ def _method(exact: bool, method: Method | None) -> Method:
     return Method.EXACT if exact else (method or Method.MONTE_CARLO)
 
 
-def _matchup(found: tuple[ResolvedWeapon, ...], attacker: Unit | None, target: ResolvedTarget,
-             options: dict[str, Any]) -> tuple[Matchup, tuple[str, ...]]:
-    """The weapon groups with their situations: profile modifiers merged per weapon; a group
-    whose situation differs from the shared one keeps its own. One weapon: its count is folded
-    into the firing models (so ``2x railgun`` and ``railgun -n 2`` are one and the same)."""
-    from ..model import Matchup, WeaponGroup
-    from ..resolve import build_context
-
-    models = options["firing_models"]
-    for r in found:
-        if r.count * models > MAX_ATTACKING_MODELS:
-            raise MatchupError(f"{r.count} x --models {models} = {r.count * models:,} models would fire "
-                               f"{r.weapon.name!r}; at most {MAX_ATTACKING_MODELS:,}", where="weapon", value=r.text)
-    per = [build_context(options, weapon=r.weapon, attacker=r.unit, target_unit=target.unit) for r in found]
-    lines = tuple(dict.fromkeys(line for _, merged in per for line in merged))
-    if len(found) == 1:
-        ctx = replace(per[0][0], firing_models=found[0].count * models)
-        return Matchup(weapons=(WeaponGroup(weapon=found[0].weapon),), target=target.target, context=ctx,
-                       attacker=attacker), lines
-    if all(c == per[0][0] for c, _ in per):
-        shared = per[0][0]
-    else:
-        shared, _ = build_context(options, weapon=None, attacker=attacker, target_unit=target.unit)
-    groups = tuple(WeaponGroup(weapon=r.weapon, count=r.count, attacker=None if c == shared else c.attacker_side)
-                   for r, (c, _) in zip(found, per, strict=True))
-    return Matchup(weapons=groups, target=target.target, context=shared, attacker=attacker), lines
-
-
 def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, explain: bool, run: dict[str, Any],
             flags: dict[str, Any], mods: dict[str, Any], profiles: Any) -> None:
     """The shared body: resolve profiles, merge modifiers, analyse, render."""
-    from ..engine import analyse
+    from ..api import build, library, run_attack
     from ..engine.montecarlo import check_trials, live_compile_status
-    from ..profiles import load_library
-    from ..resolve import resolve_target_unit, resolve_weapons
 
     check_trials(run["trials"])
     method = _method(run["exact"], run["method"])
-    lib = load_library(profiles or ())
-    found, attacker, weapon_notes = resolve_weapons(lib, weapons, melee=melee, only=run["only"] or (),
-                                                    exclude=run["exclude"] or ())
-    resolved = resolve_target_unit(lib, target, models=run["target_models"], wounds_left=run["wounds_left"],
-                                   allocation=run["allocation"])
-    matchup, merged = _matchup(found, attacker, resolved, {**mods, **flags, "melee": melee})
+    situation = {k: v for k, v in {**mods, **flags}.items() if k != "firing_models"}
+    attack = build(weapons, target, melee=melee, models=flags["firing_models"], target_models=run["target_models"],
+                   wounds_left=run["wounds_left"], allocation=run["allocation"], only=run["only"] or (),
+                   exclude=run["exclude"] or (), lib=library(profiles or ()), **situation)
     with live_compile_status():  # a first-run compile counts its seconds on a terminal
-        result = analyse(matchup, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"],
-                         notes=weapon_notes + resolved.notes, merged=resolved.explain + merged)
+        result = run_attack(attack, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"])
     for message in result.provenance["warnings"]:
         warn(message)
     if fmt is OutputFormat.JSON:

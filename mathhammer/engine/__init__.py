@@ -21,7 +21,7 @@ __all__ = ["Method", "analyse"]
 
 def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: int = 1_000_000,
             seed: int | None = None, threads: int | None = None, notes: tuple[str, ...] = (),
-            merged: tuple[str, ...] = ()) -> DamageResult:
+            merged: tuple[str, ...] = (), stages: bool = True) -> DamageResult:
     """Compile ``matchup`` and compute what it does.
 
     Args:
@@ -33,6 +33,8 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
         threads: numba threads; results do not depend on it.
         notes: warnings gathered while building the matchup, kept with the result.
         merged: explain lines of the profile modifiers merged into the context.
+        stages: whether Monte Carlo counts the stage histograms (hits, wounds, ...); without
+            them a run is quicker and its ``stages`` are empty.
 
     Raises:
         NotExactError: the exact engine cannot compute the request (or estimates it would take
@@ -46,7 +48,7 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
     warnings = list(notes) + list(compiled.plan.warnings)
     extra: dict[str, Any] = {}
     if method is Method.MONTE_CARLO:
-        result = _monte_carlo(unit, trials, seed, threads)
+        result = _monte_carlo(unit, trials, seed, threads, stages)
     elif method is Method.EXACT:
         result = _exact(unit)
         if unit.n_groups > 1 and "unsaved" not in result.stages:
@@ -106,8 +108,9 @@ def _both(inputs: UnitInputs, trials: int, seed: int | None, threads: int | None
     return replace(ex, method="both", trials=mc.trials, seed=mc.seed), {"monte_carlo": mc, "agreement": agreement}
 
 
-def _monte_carlo(inputs: UnitInputs, trials: int, seed: int | None, threads: int | None) -> DamageResult:
+def _monte_carlo(inputs: UnitInputs, trials: int, seed: int | None, threads: int | None,
+                 stages: bool = True) -> DamageResult:
     from . import montecarlo
 
     check_monte_carlo(inputs)
-    return montecarlo.run(inputs, trials=trials, seed=seed, threads=threads)
+    return montecarlo.run(inputs, trials=trials, seed=seed, threads=threads, stages=stages)

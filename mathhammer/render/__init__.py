@@ -16,3 +16,5 @@ class OutputFormat(str, Enum):
 
     TABLE = "table"
     JSON = "json"
+    NDJSON = "ndjson"
+    CSV = "csv"

@@ -1,0 +1,192 @@
+"""The library API: what ``shoot``, ``fight``, ``compare`` and ``sweep`` call, for notebooks
+and scripts too.
+
+    >>> import mathhammer
+    >>> result = mathhammer.run("railgun", "knight", trials=100_000, seed=1)
+    >>> round(result.damage.mean, 1) > 0
+    True
+
+Weapons and targets are what the command line takes: profile names, inline notation, counts
+(``"2x heavy rail rifle"``), ``;``-separated model groups and ``+``-attached Leaders. Situations
+and modifiers are keyword arguments named like the command-line options (``cover=True``,
+``reroll_hits="ones"``, ``hit_mod=1``). Nothing here prints, reads the environment beyond
+the profile folders, or leaves global state behind; numba is imported only when a Monte Carlo
+run needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, MatchupError
+from .limits import MAX_ATTACKING_MODELS
+from .model import Allocation, Context, Matchup, Method, Unit, WeaponGroup
+from .profiles import Library
+from .result import DamageResult
+
+__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "library", "run", "run_attack"]
+
+#: Situation flags and modifiers a caller may give (Context fields, ``models`` for
+#: ``firing_models``); ``melee`` is chosen by ``build(melee=...)``.
+SITUATION: tuple[str, ...] = tuple(f.name for f in fields(Context) if f.name not in ("firing_models", "melee"))
+#: The situations that only a ranged attack can be in.
+SHOOTING_ONLY: tuple[str, ...] = ("cover", "half_range", "stationary", "not_visible", "overwatch")
+_DEFAULTS = Context()
+
+
+@dataclass(frozen=True, slots=True)
+class Attack:
+    """A matchup ready to run, with what building it noticed: ``notes`` (warnings about how
+    inline text was read) and ``explain`` (profile values merged, Leaders attached)."""
+
+    matchup: Matchup
+    notes: tuple[str, ...] = ()
+    explain: tuple[str, ...] = ()
+
+
+def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True) -> Library:
+    """The built-in profiles, then ``$MATHHAMMER_PROFILES`` (unless ``use_env`` is false), then
+    the folders or files in ``profiles``."""
+    from .profiles import load_library
+
+    return load_library(tuple(Path(p) for p in profiles), use_env=use_env)
+
+
+def build(weapons: str | Sequence[str], target: str, *, melee: bool = False, models: int = 1,
+          target_models: int | None = None, wounds_left: int | None = None,
+          allocation: Allocation | str = Allocation.DURABLE, only: Sequence[str] = (), exclude: Sequence[str] = (),
+          lib: Library | None = None, **situation: Any) -> Attack:
+    """Resolve ``weapons`` (one text or several, fired in order) against ``target``.
+
+    Args:
+        weapons: profile names, unit names (their loadout fires) or inline profiles, each with
+            an optional ``Nx`` count.
+        target: a profile name or inline target, ``;`` between model groups, ``+`` to attach
+            a Leader.
+        melee: a ``fight`` (melee weapons) rather than a ``shoot``.
+        models: firing models (multiplies every weapon's count).
+        target_models, wounds_left, allocation: as ``--target-models``, ``--wounds-left``
+            and ``--allocation``.
+        only, exclude: weapons of a unit's loadout to fire, or to leave out.
+        lib: the profiles (default: :func:`library`).
+        situation: Context fields named like the options (``cover``, ``charged``, ``hit_mod``,
+            ``reroll_hits``, ``command_reroll``, ...). ``None`` means "not given": a profile's
+            own modifier stands. Enum values may be given as their text (``"ones"``).
+
+    Raises:
+        InputError: an unknown keyword, a value of the wrong kind, a shooting situation for a
+            melee attack.
+        ProfileError, MatchupError: as the command line reports them.
+    """
+    from .resolve import resolve_target_unit, resolve_weapons
+
+    options = _situation(situation, melee)
+    lib = library() if lib is None else lib
+    texts = [weapons] if isinstance(weapons, str) else list(weapons)
+    if not texts:
+        raise InputError("no weapon given", where="weapon", value="")
+    found, attacker, weapon_notes = resolve_weapons(lib, texts, melee=melee, only=tuple(only), exclude=tuple(exclude))
+    resolved = resolve_target_unit(lib, target, models=target_models, wounds_left=wounds_left,
+                                   allocation=_enum(Allocation, allocation, "allocation"))
+    matchup, merged = _matchup(found, attacker, resolved, {**options, "firing_models": _count(models), "melee": melee})
+    return Attack(matchup, weapon_notes + resolved.notes, resolved.explain + merged)
+
+
+def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, trials: int = 1_000_000,
+               seed: int | None = None, threads: int | None = None, stages: bool = True) -> DamageResult:
+    """Run a built attack: Monte Carlo (``trials``, ``seed``; results do not depend on
+    ``threads``), exact, or both. ``stages=False`` skips Monte Carlo's stage histograms
+    (hits, wounds, ...): quicker, and the damage and models destroyed are the same."""
+    from .engine import analyse
+    from .engine.montecarlo import check_trials
+
+    chosen: Method = _enum(Method, method, "method")
+    check_trials(trials)
+    return analyse(attack.matchup, method=chosen, trials=trials, seed=seed, threads=threads, notes=attack.notes,
+                   merged=attack.explain, stages=stages)
+
+
+def run(weapons: str | Sequence[str], target: str, *, method: Method | str = Method.MONTE_CARLO,
+        trials: int = 1_000_000, seed: int | None = None, threads: int | None = None, **build_options: Any
+        ) -> DamageResult:
+    """:func:`build` then :func:`run_attack`: what ``mathhammer shoot`` (``fight`` with
+    ``melee=True``) computes, as a :class:`~mathhammer.result.DamageResult` (``to_dict()`` gives
+    the JSON document's content). The same seed gives the command line's numbers."""
+    return run_attack(build(weapons, target, **build_options), method=method, trials=trials, seed=seed,
+                      threads=threads)
+
+
+def _count(models: int) -> int:
+    """A whole number (the range is the model's to check: Matchup says why 0 cannot fire)."""
+    if isinstance(models, bool) or not isinstance(models, int):
+        raise InputError("must be a whole number", where="--models", value=models)
+    return models
+
+
+def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
+    """Context fields from keyword arguments: names checked, enum texts converted."""
+    out: dict[str, Any] = {}
+    for name, value in given.items():
+        if name not in SITUATION:
+            from difflib import get_close_matches
+
+            close = get_close_matches(name, SITUATION, n=1)
+            raise InputError("unknown situation or modifier", where="keyword", value=name,
+                             hint=f"did you mean {close[0]!r}?" if close else f"one of: {', '.join(SITUATION)}")
+        if melee and name in SHOOTING_ONLY and value:
+            raise InputError("a shooting situation; a melee attack cannot be in it", where=name, value=value)
+        if value is None:
+            out[name] = None
+            continue
+        default = getattr(_DEFAULTS, name)
+        if isinstance(default, Enum):
+            out[name] = _enum(type(default), value, name)
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise InputError("must be true or false", where=name, value=value)
+            out[name] = value
+        else:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError("must be a whole number", where=name, value=value)
+            out[name] = value
+    return out
+
+
+def _enum(kind: type[Enum], value: Any, where: str) -> Any:
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(str(value).strip().lower())
+    except ValueError:
+        raise InputError("not one of: " + ", ".join(str(m.value) for m in kind), where=where, value=value) from None
+
+
+def _matchup(found: Sequence[Any], attacker: Unit | None, target: Any,
+             options: dict[str, Any]) -> tuple[Matchup, tuple[str, ...]]:
+    """The weapon groups with their situations: profile modifiers merged per weapon; a group
+    whose situation differs from the shared one keeps its own. One weapon: its count is folded
+    into the firing models (so ``2x railgun`` and ``railgun -n 2`` are one and the same)."""
+    from .resolve import build_context
+
+    models = options["firing_models"]
+    for r in found:
+        if r.count * models > MAX_ATTACKING_MODELS:
+            raise MatchupError(f"{r.count} x --models {models} = {r.count * models:,} models would fire "
+                               f"{r.weapon.name!r}; at most {MAX_ATTACKING_MODELS:,}", where="weapon", value=r.text)
+    per = [build_context(options, weapon=r.weapon, attacker=r.unit, target_unit=target.unit) for r in found]
+    lines = tuple(dict.fromkeys(line for _, merged in per for line in merged))
+    if len(found) == 1:
+        ctx = replace(per[0][0], firing_models=found[0].count * models)
+        return Matchup(weapons=(WeaponGroup(weapon=found[0].weapon),), target=target.target, context=ctx,
+                       attacker=attacker), lines
+    if all(c == per[0][0] for c, _ in per):
+        shared = per[0][0]
+    else:
+        shared, _ = build_context(options, weapon=None, attacker=attacker, target_unit=target.unit)
+    groups = tuple(WeaponGroup(weapon=r.weapon, count=r.count, attacker=None if c == shared else c.attacker_side)
+                   for r, (c, _) in zip(found, per, strict=True))
+    return Matchup(weapons=groups, target=target.target, context=shared, attacker=attacker), lines

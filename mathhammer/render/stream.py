@@ -1,0 +1,197 @@
+"""Streams of records: ``--format json|ndjson|csv`` for every command's machine output (one
+record for ``shoot``/``fight``, one per (row, target) for ``compare``, one per cell for ``sweep``).
+
+A record is a JSON-ready dict. NDJSON writes each record as one compact line the moment it is
+given; CSV writes a header row (the writer's ``columns``, dotted paths into the record) and then
+one flattened line per record (:func:`flatten`); JSON collects the records and writes one
+document ``{"schema": ..., "writer": ..., "records": [...]}`` at the end. Each record reaches
+the stream whole: Ctrl-C is held back while it is written (:func:`whole_record`), so an
+interrupted run leaves valid NDJSON / CSV behind (every line a complete record).
+
+A value may be a :class:`RawJSON`: JSON text already formatted (a distribution's rows, written
+from numpy a block at a time), spliced in as it is.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import secrets
+import signal
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import IO, Any
+
+from . import OutputFormat
+from .ascii import can_encode
+
+__all__ = ["RawJSON", "RecordWriter", "flatten", "json_escape", "json_text", "open_records", "whole_record"]
+
+
+class RawJSON(str):
+    """JSON text to be written as it is (never quoted): :func:`json_text` splices it into the
+    text around it, :func:`flatten` writes it as its cell."""
+
+    __slots__ = ()
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``json.dumps(value)`` (compact, or indented by ``indent``; non-ASCII kept) with every
+    :class:`RawJSON` inside spliced in as the text it holds."""
+    raws: list[str] = []
+    # a random tag, so that no string of the user's (a profile name, say) can pass for a placeholder
+    tag = f"mathhammer-raw-{secrets.token_hex(16)}-"
+
+    def mark(obj: Any) -> Any:
+        if isinstance(obj, RawJSON):
+            raws.append(str(obj))
+            return f"{tag}{len(raws) - 1}"
+        if isinstance(obj, Mapping):
+            return {k: mark(v) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            return [mark(v) for v in obj]
+        return obj
+
+    separators = (",", ":") if indent is None else (",", ": ")
+    text = json.dumps(mark(value), indent=indent, ensure_ascii=False, separators=separators)
+    if not raws:
+        return text
+    return re.sub(f'"{re.escape(tag)}([0-9]+)"', lambda m: raws[int(m.group(1))], text)
+
+
+def json_escape(text: str, encoding: str | None) -> str:
+    """JSON text with every character a stream in ``encoding`` cannot write as a ``\\uXXXX``
+    escape (only strings hold non-ASCII characters, so the document means the same; the escaping
+    is per character, so text escaped piece by piece gives the same bytes)."""
+    out = []
+    for ch in text:
+        if ch.isascii() or can_encode(ch, encoding):
+            out.append(ch)
+        else:
+            data = ch.encode("utf-16-be")
+            out.extend(f"\\u{int.from_bytes(data[i:i + 2], 'big'):04x}" for i in range(0, len(data), 2))
+    return "".join(out)
+
+
+def flatten(record: Mapping[str, Any], columns: Sequence[str]) -> list[str]:
+    """The CSV cells of ``record`` for ``columns`` (dotted paths: ``damage.mean``). A missing
+    path or ``None`` is an empty cell; a string is its text (a :class:`RawJSON` too); a list or
+    dict is its compact JSON text; ``True``/``False`` are ``true``/``false``; numbers as
+    ``json.dumps`` writes them."""
+    cells = []
+    for column in columns:
+        value: Any = record
+        for part in column.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is None:
+            cells.append("")
+        elif isinstance(value, str):
+            cells.append(str(value))
+        else:
+            cells.append(json_text(value))
+    return cells
+
+
+@contextmanager
+def whole_record() -> Iterator[None]:
+    """Ctrl-C waits until the block is done, then acts as it would have (the console script's
+    handler exits 130; Python's default raises KeyboardInterrupt).
+
+    Two holds, because either alone leaves a gap: SIGINT is blocked for this thread (a write in
+    progress is not cut short by it), and the Python-level handler is swapped for one that only
+    remembers the signal (the signal may be delivered to another thread, numba's say, and Python
+    would then run the handler between two partial writes of this one). Only the main thread
+    can do either (it is where Python runs signal handlers); elsewhere the block runs as is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.getsignal(signal.SIGINT)
+    pending: list[Any] = []
+    if callable(handler):
+        signal.signal(signal.SIGINT, lambda signum, frame: pending.append(frame))
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if callable(handler):
+            signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # a SIGINT that waited is handled here
+        if pending and callable(handler):
+            handler(signal.SIGINT, pending[0])
+
+
+class RecordWriter:
+    """Writes records to ``stream`` in ``fmt`` (not TABLE). Use as a context manager, or call
+    :meth:`close` to finish the JSON document.
+
+    A stream that cannot encode a character (an ASCII stdout) gets it escaped: ``\\uXXXX`` in
+    JSON and NDJSON (the data stays exact), Python's backslash escape in a CSV cell.
+    """
+
+    def __init__(self, fmt: OutputFormat, stream: IO[str], *, schema: str, writer: Mapping[str, Any],
+                 columns: Sequence[str] = ()) -> None:
+        if fmt is OutputFormat.TABLE:
+            raise ValueError("a RecordWriter writes json, ndjson or csv")
+        if fmt is OutputFormat.CSV and not columns:
+            raise ValueError("CSV needs its columns")
+        self.fmt, self.stream, self.schema = fmt, stream, schema
+        self.writer, self.columns = dict(writer), tuple(columns)
+        self.records: list[dict[str, Any]] = []
+        self.count = 0
+        self._started = False
+
+    def _emit(self, text: str) -> None:
+        encoding = getattr(self.stream, "encoding", None)
+        if not can_encode(text, encoding):
+            text = (text.encode(encoding or "utf-8", "backslashreplace").decode(encoding or "utf-8")
+                    if self.fmt is OutputFormat.CSV else json_escape(text, encoding))
+        with whole_record():
+            self.stream.write(text)
+            self.stream.flush()
+
+    def _csv_lines(self, *rows: Sequence[str]) -> str:
+        buf = io.StringIO()
+        out = csv.writer(buf, lineterminator="\n")
+        if not self._started:
+            out.writerow(self.columns)
+        out.writerows(rows)
+        return buf.getvalue()
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """One record: written at once (NDJSON, CSV; the CSV header with the first) or kept for
+        the document (JSON)."""
+        self.count += 1
+        if self.fmt is OutputFormat.JSON:
+            self.records.append(dict(record))
+        elif self.fmt is OutputFormat.NDJSON:
+            self._emit(json_text(record) + "\n")
+        else:
+            self._emit(self._csv_lines(flatten(record, self.columns)))
+        self._started = True
+
+    def close(self) -> None:
+        """Finish: the JSON document; the CSV header when there was no record."""
+        if self.fmt is OutputFormat.JSON:
+            doc = {"schema": self.schema, "writer": self.writer, "records": self.records}
+            self._emit(json_text(doc, indent=2) + "\n")
+        elif self.fmt is OutputFormat.CSV and not self._started:
+            self._emit(self._csv_lines())
+            self._started = True
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self.close()
+
+
+def open_records(fmt: OutputFormat, stream: IO[str], *, schema: str, columns: Sequence[str] = ()) -> RecordWriter:
+    """A :class:`RecordWriter` whose documents name this mathhammer as their writer."""
+    from .records import WRITER
+
+    return RecordWriter(fmt, stream, schema=schema, writer=WRITER, columns=columns)
