@@ -236,13 +236,18 @@ class DamageResult:
 
         return dict(unit_blocks(self, rows))
 
-    def to_dict(self, writer: dict[str, str], rows: RowsHook | None = None) -> dict[str, Any]:
+    def to_dict(self, writer: dict[str, str] | None = None, rows: RowsHook | None = None) -> dict[str, Any]:
         """The JSON document (schema ``mathhammer.result/1``); descriptive objects come from
-        ``provenance`` (attacker, target, context, thresholds, warnings).
+        ``provenance`` (attacker, target, context, thresholds, warnings). ``writer`` names the
+        program that wrote it (default: this mathhammer), as the document's ``writer`` object.
 
         ``rows`` is passed to every :meth:`Distribution.to_dict` (a streaming writer's
         placeholders); without it the document is complete."""
         prov = self.provenance
+        if writer is None:
+            from . import __version__
+
+            writer = {"name": "mathhammer", "version": __version__}
         return {
             "schema": SCHEMA,
             "writer": writer,

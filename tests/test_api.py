@@ -1,0 +1,129 @@
+"""The library API (mathhammer.api, docs/api.md): the same numbers as the command line for the
+same seed, every documented example runs, keywords are checked, and no call leaves global state."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import mathhammer
+from mathhammer import api
+from mathhammer.cli.root import app
+from mathhammer.errors import InputError, MathhammerError, ProfileError
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "api.md"
+
+
+def _blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+
+
+def test_docs_api_has_examples() -> None:
+    assert len(_blocks()) >= 4
+
+
+@pytest.mark.parametrize("index", range(len(_blocks())))
+def test_docs_api_example_runs(index: int, capsys: pytest.CaptureFixture[str]) -> None:
+    exec(compile(_blocks()[index], f"docs/api.md block {index}", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.strip()
+    assert "False" not in out  # the examples print True where they check something
+
+
+def test_package_reexports_the_api() -> None:
+    assert mathhammer.run is api.run and mathhammer.build is api.build
+    with pytest.raises(AttributeError):
+        mathhammer.no_such_thing  # noqa: B018
+
+
+def _cli_json(*args: str) -> dict[str, object]:
+    r = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize(("weapons", "target", "options", "cli"), [
+    (["railgun"], "knight", {}, []),
+    (["2x heavy rail rifle", "A2 BS4+ S7 AP-1 D2"], "boyz", {"cover": True, "reroll_hits": "ones"},
+     ["--cover", "--reroll-hits", "ones"]),
+    (["A4 WS3+ S6 AP-1 D2 [LANCE]"], "T5 SV4+ W3 MODELS3", {"melee": True, "charged": True}, ["--charged"]),
+])
+def test_api_equals_cli_for_the_same_seed(weapons: list[str], target: str, options: dict[str, object],
+                                          cli: list[str]) -> None:
+    command = "fight" if options.get("melee") else "shoot"
+    doc = _cli_json(command, *weapons, "--target", target, "--trials", "20000", "--seed", "11", *cli)
+    result = api.run(weapons, target, trials=20_000, seed=11, **options)  # type: ignore[arg-type]
+    mine = result.to_dict()
+    for key in ("damage", "models_destroyed", "p_destroy_unit", "weapons", "groups", "stages", "seed", "trials"):
+        assert mine[key] == doc[key], key
+
+
+def test_api_exact_agrees_with_a_closed_form() -> None:
+    # 1 attack BS4+ S4 vs T4 (4+), Sv7+ (no save), D1: P(1 damage) = 1/2 * 1/2.
+    r = api.run("A1 BS4+ S4 AP0 D1", "T4 SV- W1 MODELS5", method="exact")
+    assert r.damage.mean() == pytest.approx(float(Fraction(1, 4)), abs=1e-12)
+    assert r.method == "exact"
+
+
+def test_build_once_run_many_is_the_same_as_run() -> None:
+    attack = api.build("railgun", "knight", half_range=True)
+    a = api.run_attack(attack, trials=5_000, seed=3)
+    b = api.run("railgun", "knight", half_range=True, trials=5_000, seed=3)
+    assert a.damage.counts.tolist() == b.damage.counts.tolist()  # type: ignore[union-attr]
+
+
+def test_enum_values_as_text_or_enum() -> None:
+    from mathhammer.model import RerollPolicy
+
+    a = api.build("railgun", "knight", reroll_hits="ONES").matchup.context
+    b = api.build("railgun", "knight", reroll_hits=RerollPolicy.ONES).matchup.context
+    assert a == b and a.reroll_hits is RerollPolicy.ONES
+
+
+@pytest.mark.parametrize(("kwargs", "where", "hint"), [
+    ({"hit_mood": 1}, "keyword", "hit_mod"),
+    ({"reroll_hits": "sometimes"}, "reroll_hits", ""),
+    ({"cover": "yes"}, "cover", ""),
+    ({"hit_mod": 1.5}, "hit_mod", ""),
+    ({"models": "3"}, "--models", ""),
+    ({"method": "guess"}, "method", ""),
+    ({"allocation": "random"}, "allocation", ""),
+])
+def test_bad_keywords_are_input_errors(kwargs: dict[str, object], where: str, hint: str) -> None:
+    run_keys = {"method"}
+    with pytest.raises(InputError) as info:
+        api.run("railgun", "knight", trials=10, seed=1, **kwargs)  # type: ignore[arg-type]
+    assert info.value.where == where
+    assert hint in info.value.hint
+    assert not (set(kwargs) - run_keys) or "Traceback" not in info.value.message()
+
+
+def test_a_melee_attack_cannot_be_in_cover() -> None:
+    with pytest.raises(InputError, match="shooting situation"):
+        api.build("A4 WS3+ S6 AP-1 D2", "knight", melee=True, cover=True)
+
+
+def test_no_weapon_and_unknown_profiles_are_errors() -> None:
+    with pytest.raises(InputError):
+        api.build([], "knight")
+    with pytest.raises(ProfileError):
+        api.build("no such gun", "knight")
+    assert issubclass(ProfileError, MathhammerError)
+
+
+def test_a_call_leaves_no_global_state() -> None:
+    import numba
+
+    env = dict(os.environ)
+    threads = numba.get_num_threads()
+    api.run("railgun", "knight", trials=50_000, seed=2, threads=1)
+    api.run("railgun", "knight", method="exact")
+    assert numba.get_num_threads() == threads
+    assert dict(os.environ) == env
