@@ -15,6 +15,7 @@ from ..errors import MatchupError, NotExactError
 from ..model import Matchup, Method
 from ..result import DamageResult
 from . import _parts
+from .alike import merge, split
 
 __all__ = ["Method", "analyse"]
 
@@ -42,7 +43,8 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
         MatchupError: the Monte Carlo histograms would take more memory than the limit.
         Both before anything large is allocated; ``both`` raises only if both engines refuse.
     """
-    compiled = compile_matchup(matchup)
+    alike = merge(matchup.target)
+    compiled = compile_matchup(matchup if alike is None else replace(matchup, target=alike.target))
     unit = compiled.unit
     assert unit is not None
     warnings = list(notes) + list(compiled.plan.warnings)
@@ -56,12 +58,17 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
                             "the exact engine leaves them out (Monte Carlo counts them)")
     else:
         result, extra = _both(unit, trials, seed, threads, warnings)
+    if alike is not None:
+        result = replace(result, groups=split(result.groups, alike))
+        mc = extra.get("monte_carlo")
+        if mc is not None:
+            extra["monte_carlo"] = replace(mc, groups=split(mc.groups, alike))
     provenance = {
         "attacker": describe.attacker_dict(matchup),
         "target": describe.target_dict(matchup.target),
         "context": describe.context_dict(matchup.context),
         "thresholds": compiled.plan.to_dict(),
-        "explain": list(merged) + list(compiled.plan.explain),
+        "explain": list(merged) + list(compiled.plan.explain) + list(alike.explain if alike else ()),
         "warnings": warnings,
         "rules": matchup.context.rules.value,
         "attacker_known": matchup.attacker is not None,
