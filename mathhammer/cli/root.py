@@ -10,6 +10,7 @@ import typer
 from .. import __version__
 from . import _io, _startup
 from ._command import Command, Group
+from .compare import compare
 from .profiles import app as profiles_app
 from .shoot import fight, shoot
 
@@ -41,6 +42,7 @@ def _root(
 
 app.command("shoot", cls=Command, no_args_is_help=True)(shoot)
 app.command("fight", cls=Command, no_args_is_help=True)(fight)
+app.command("compare", cls=Command, no_args_is_help=True)(compare)
 app.add_typer(profiles_app, name="profiles")
 
 

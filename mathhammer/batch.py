@@ -1,0 +1,230 @@
+"""Run many attacks side by side: what ``compare`` and ``sweep`` use.
+
+A :class:`Task` is one run: an attack (built already, or a :class:`Recipe` that the worker
+builds, so that building is spread over the workers too), a method, trials, a seed. Each task
+carries its own seed and a Monte Carlo result does not depend on the thread count, so what
+:func:`run_many` yields for a task is the same whatever ``jobs`` is and whatever else runs.
+
+How the work is spread (measured on two cores, see benchmarks/bench_compare.py):
+
+- Monte Carlo: threads. The kernel releases the GIL, so two runs on one thread each go side
+  by side; the Python around each run (compiling the matchup, building the result) does not.
+- exact (Python and numpy, GIL-bound): processes forked from the caller (Linux; elsewhere
+  threads). Tasks go in small batches to amortise the round trip; a worker says nothing:
+  Ctrl-C ends it quietly, and it dies with its parent.
+
+Nothing here prints. An expected failure of a task (a bad profile name in a recipe, a
+scenario the exact engine refuses) is yielded as that task's result, so a caller can report
+it and go on.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from .errors import MathhammerError
+from .model import Method
+from .result import DamageResult
+
+if TYPE_CHECKING:
+    from .api import Attack
+    from .profiles import Library
+
+__all__ = ["Outcome", "Recipe", "Task", "default_jobs", "run_many", "run_task"]
+
+#: What run_many yields for a task: its result, or the expected error that stopped it.
+Outcome: TypeAlias = DamageResult | MathhammerError
+
+#: Exact tasks handed to a worker process at a time: one round trip costs about as much as a
+#: run (~0.2 ms to pickle a result), so a few at a time keep the workers busy without making
+#: the results arrive in large lumps.
+_PROCESS_BATCH = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """What :func:`mathhammer.api.build` takes, for the worker to build: ``weapons`` and
+    ``target`` as the command line spells them, ``options`` its keyword arguments
+    (``melee``, ``models``, situation names...), ``profiles`` the extra profile folders."""
+
+    weapons: tuple[str, ...]
+    target: str
+    options: tuple[tuple[str, Any], ...] = ()
+    profiles: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, weapons: Sequence[str], target: str, options: Mapping[str, Any] | None = None,
+           profiles: Sequence[str | Path] = ()) -> Recipe:
+        """A recipe from a mapping of build options."""
+        return cls(tuple(weapons), target, tuple((options or {}).items()), tuple(str(p) for p in profiles))
+
+    def build(self, lib: Library | None = None) -> Attack:
+        """The attack (``lib``: the profiles to use, default those of ``profiles``)."""
+        from .api import build, library
+
+        return build(self.weapons, self.target, lib=library(self.profiles) if lib is None else lib,
+                     **dict(self.options))
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One run: ``attack`` (or a recipe for it), ``method``, ``trials``, ``seed`` (None draws
+    one, recorded in the result) and ``stages`` (Monte Carlo's stage histograms; without them
+    a run is quicker and draws different numbers)."""
+
+    attack: Attack | Recipe
+    method: Method = Method.MONTE_CARLO
+    trials: int = 100_000
+    seed: int | None = None
+    stages: bool = True
+    #: Whatever the caller wants to find again with the result (not used here).
+    tag: Any = field(default=None, compare=False)
+
+
+def default_jobs() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: Libraries a worker has loaded, by their extra profile folders (a worker serves many tasks).
+_LIBRARIES: dict[tuple[str, ...], Library] = {}
+
+
+def _library(profiles: tuple[str, ...]) -> Library:
+    lib = _LIBRARIES.get(profiles)
+    if lib is None:
+        from .api import library
+
+        lib = _LIBRARIES[profiles] = library(profiles)
+    return lib
+
+
+def run_task(task: Task, *, threads: int | None = None) -> Outcome:
+    """One task here and now: its result, or the expected error that stopped it."""
+    from .api import run_attack
+
+    try:
+        attack = task.attack.build(_library(task.attack.profiles)) if isinstance(task.attack, Recipe) else task.attack
+        return run_attack(attack, method=task.method, trials=task.trials, seed=task.seed, threads=threads,
+                          stages=task.stages)
+    except MathhammerError as e:
+        return e
+
+
+def run_many(tasks: Sequence[Task], *, jobs: int | None = None
+             ) -> Generator[tuple[int, Outcome], None, None]:
+    """Run ``tasks`` on ``jobs`` workers (default: every core) and yield ``(index, outcome)``
+    as each finishes (``index`` is the task's position in ``tasks``): its
+    :class:`~mathhammer.result.DamageResult`, or the :class:`~mathhammer.errors.MathhammerError`
+    that stopped it. The outcomes do not depend on ``jobs`` nor on the order they arrive in.
+
+    Closing the iterator early (``break``, an exception in the caller) cancels what has not
+    started and waits for what has.
+    """
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise ValueError("jobs must be at least 1")
+    if jobs == 1 or len(tasks) <= 1:
+        for i, task in enumerate(tasks):
+            yield i, run_task(task)
+        return
+    exact = [i for i, t in enumerate(tasks) if t.method is Method.EXACT]
+    others = [i for i, t in enumerate(tasks) if t.method is not Method.EXACT]
+    if len(exact) >= 2 * jobs and _can_fork():
+        yield from _in_processes(tasks, exact, jobs)
+    else:
+        others = sorted(others + exact)
+    if others:
+        yield from _in_threads(tasks, others, jobs)
+
+
+def _in_threads(tasks: Sequence[Task], indices: list[int], jobs: int
+                ) -> Iterator[tuple[int, Outcome]]:
+    """Each task on one kernel thread, ``jobs`` tasks at a time. The first runs alone: a
+    first run may load or compile the kernel, and two threads doing that at once raced on
+    numba's cache files (a crash, seen once)."""
+    first, rest = indices[0], indices[1:]
+    yield first, run_task(tasks[first], threads=1)
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="mathhammer-batch") as pool:
+        pending = {pool.submit(run_task, tasks[i], threads=1): i for i in rest[:2 * jobs]}
+        yield from _collect(pool, pending, iter(rest[2 * jobs:]),
+                            lambda i: (pool.submit(run_task, tasks[i], threads=1), i))
+
+
+def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int
+                  ) -> Iterator[tuple[int, Outcome]]:
+    """Batches of tasks in ``jobs`` worker processes."""
+    import multiprocessing
+
+    batches = [indices[k:k + _PROCESS_BATCH] for k in range(0, len(indices), _PROCESS_BATCH)]
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_quiet_worker)
+    try:
+        def submit(batch: list[int]) -> tuple[Future[Any], list[int]]:
+            return pool.submit(_run_batch, [tasks[i] for i in batch]), batch
+
+        pending = dict(submit(b) for b in batches[:2 * jobs])
+        for batch, outcomes in _collect(pool, pending, iter(batches[2 * jobs:]), submit):
+            yield from zip(batch, outcomes, strict=True)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _can_fork() -> bool:
+    """Whether exact tasks may go to forked processes: Linux only (fork is unsafe on macOS,
+    absent on Windows; there they run in threads). A forked worker uses only the numpy and
+    Python of the exact engine, never numba's runtime, and the kernel's idle threads hold no
+    lock a child could need; spawn or forkserver would re-import the caller's main module
+    (a script without a ``__main__`` guard fails) and pay a start-up of ~0.5 s a worker."""
+    import multiprocessing
+
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _collect(pool: Executor, pending: dict[Future[Any], Any], rest: Iterator[Any],
+             submit: Any) -> Iterator[tuple[Any, Any]]:
+    """Yield (key, future's result) as futures finish, submitting one more from ``rest`` for
+    each one done (so that no more than the first lot is ever queued: an early stop leaves
+    little to cancel)."""
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                key = pending.pop(future)
+                following = next(rest, None)
+                if following is not None:
+                    new, new_key = submit(following)
+                    pending[new] = new_key
+                yield key, future.result()
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def _run_batch(batch: list[Task]) -> list[Outcome]:
+    """In a worker process: the outcomes of a batch of tasks, in order."""
+    return [run_task(task, threads=1) for task in batch]
+
+
+def _quiet_worker() -> None:
+    """A worker process: Ctrl-C (sent to the whole foreground process group) ends it at once
+    and without a traceback, and it does not outlive its parent (Linux)."""
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the pool's own shutdown ends the workers
+        pass

@@ -1,0 +1,360 @@
+"""``compare``: reading the CSV, per-row seeds, records equal to single runs, order and worker
+independence, the output formats against schemas/compare-1.schema.json, and the ranking."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from mathhammer import api
+from mathhammer.cli._command import Command
+from mathhammer.cli.compare import compare
+from mathhammer.compare import RECORD_COLUMNS, Comparison, Computed, SortKey, read_rows, record, row_seed
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((ROOT / "schemas" / "compare-1.schema.json").read_text())
+
+app = typer.Typer()
+app.command("compare", cls=Command, no_args_is_help=True)(compare)
+
+
+@app.command("other")
+def _other() -> None:  # a second command, so that typer keeps "compare" as a subcommand
+    """Unused."""
+
+
+runner = CliRunner()
+ENV = {"NO_COLOR": "1", "COLUMNS": "160"}
+
+ROWS = """name,weapon,models,points,cover,hit_mod
+Rails,2x heavy rail rifle,,180,,
+Fusion,fusion blaster,3,,true,
+Bolters,bolt rifle,5,80,,-1
+"""
+
+
+def invoke(*args: str, stdin: str | None = None):
+    return runner.invoke(app, ["compare", *args], input=stdin, env=ENV)
+
+
+def write(tmp_path: Path, text: str, name: str = "rows.csv", encoding: str = "utf-8") -> str:
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding))
+    return str(path)
+
+
+def _validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(SCHEMA)
+
+
+def _record_validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator({**SCHEMA["$defs"]["record"], "$defs": SCHEMA["$defs"]})
+
+
+# --- seeds and single-run equality ---------------------------------------------------------------
+
+
+def test_row_seed_is_sha256_of_seed_label_and_target_63_bits():
+    digest = hashlib.sha256(b"7\x00Rails\x00knight").digest()
+    assert row_seed(7, "Rails", "knight") == int.from_bytes(digest[:8], "big") >> 1
+    assert row_seed(7, "Rails", "  Knight ") == row_seed(7, "Rails", "knight")  # case and spaces do not count
+    assert row_seed(7, "Rails", "knight") != row_seed(8, "Rails", "knight")
+    assert row_seed(7, "Rails", "knight") != row_seed(7, "Fusion", "knight")
+    assert 0 <= row_seed(2**63 - 1, "x" * 1000, "t") < 2**63
+
+
+def test_a_compare_row_equals_the_single_run_with_its_derived_seed(tmp_path):
+    run = Comparison(write(tmp_path, ROWS), ["knight", "intercessors"], trials=20_000, seed=11, jobs=2)
+    done = [d for d in run if isinstance(d, Computed)]
+    assert len(done) == 6
+    for d in done:
+        situation = dict(d.row.options)
+        single = api.run(list(d.row.weapons), d.target, trials=20_000, seed=row_seed(11, d.row.label, d.target),
+                         **situation)
+        assert d.seed == row_seed(11, d.row.label, d.target)
+        np.testing.assert_array_equal(d.result.damage.probabilities, single.damage.probabilities)
+        np.testing.assert_array_equal(d.result.models_destroyed.probabilities, single.models_destroyed.probabilities)
+        from mathhammer.render.records import document
+
+        shoot_json = document(single)
+        for block in ("damage", "models_destroyed", "p_destroy_unit"):
+            assert record(d)[block] == shoot_json[block]
+
+
+def test_exact_rows_equal_single_exact_runs_in_worker_processes(tmp_path):
+    rows = "weapon,melee,charged\n" + "".join(
+        f"{n}x A{a} WS3+ S{s} AP-2 D2,true,{c}\n" for n, a, s, c in
+        [(1, 2, 8, "true"), (2, 3, 10, "false"), (3, 1, 6, ""), (1, 4, 12, "true"), (2, 2, 5, "")])
+    run = Comparison(write(tmp_path, rows), ["knight", "boyz"], method=api.Method.EXACT, jobs=2)
+    done = list(run)
+    assert len(done) == 10 and all(isinstance(d, Computed) for d in done)
+    for d in done:
+        single = api.run(list(d.row.weapons), d.target, method="exact", **dict(d.row.options))
+        assert d.seed is None
+        np.testing.assert_array_equal(d.result.damage.probabilities, single.damage.probabilities)
+
+
+def _by_key(path: str, targets: list[str], jobs: int, seed: int = 5) -> dict[tuple[str, str], list[float]]:
+    run = Comparison(path, targets, trials=5_000, seed=seed, jobs=jobs)
+    return {(d.row.label, d.target): d.result.damage.probabilities.tolist() for d in run if isinstance(d, Computed)}
+
+
+def test_a_rows_result_depends_neither_on_the_other_rows_their_order_nor_jobs(tmp_path):
+    lines = ROWS.splitlines()
+    full = write(tmp_path, ROWS, "full.csv")
+    reordered = write(tmp_path, "\n".join([lines[0], lines[3], lines[1]]) + "\n", "part.csv")
+    one = _by_key(full, ["knight", "boyz"], jobs=1)
+    two = _by_key(full, ["knight", "boyz"], jobs=2)
+    part = _by_key(reordered, ["boyz", "knight"], jobs=2)
+    assert one == two
+    assert set(part) == {("Bolters", "knight"), ("Bolters", "boyz"), ("Rails", "knight"), ("Rails", "boyz")}
+    assert all(part[k] == one[k] for k in part)
+    assert _by_key(full, ["knight"], jobs=1, seed=6) != {k: v for k, v in one.items() if k[1] == "knight"}
+
+
+# --- reading the file ----------------------------------------------------------------------------
+
+
+def test_points_default_to_the_units_profile_points_times_models(library, tmp_path):
+    sheet = read_rows(write(tmp_path, "unit,models,points\nbroadside,3,\nhammerhead,,150\n2x broadside,,\n"),
+                      lib=library)
+    broadside = library.find("broadside", "unit")
+    assert [r.points for r in sheet.rows] == [3 * broadside.points, 150, 2 * broadside.points]
+    assert sheet.rows[0].weapons == (f"1x {broadside.name}",)
+
+
+def test_bom_crlf_quoted_commas_blank_lines_and_hyphenated_columns_are_read(library, tmp_path):
+    text = ('\ufeffname,weapon,Half-Range,points\r\n"Melta, close","fusion blaster",yes,"120"\r\n\r\n'
+            '"Inline","A2 BS3+ S4 AP-1 D1 [SUSTAINED HITS 1]",no,\r\n')
+    sheet = read_rows(write(tmp_path, text), lib=library)
+    assert not sheet.errors and sheet.read == 2
+    assert [r.label for r in sheet.rows] == ["Melta, close", "Inline"]
+    assert dict(sheet.rows[0].options)["half_range"] is True and dict(sheet.rows[1].options)["half_range"] is False
+    assert [r.line for r in sheet.rows] == [2, 4]  # the line each row is on in the file
+
+
+def test_weapons_joined_by_ampersand_each_with_a_count(library, tmp_path):
+    sheet = read_rows(write(tmp_path, "weapon\n2x heavy rail rifle & 3x twin plasma rifle\n"), lib=library)
+    assert sheet.rows[0].weapons == ("2x heavy rail rifle", "3x twin plasma rifle")
+    assert sheet.rows[0].label == "2x heavy rail rifle & 3x twin plasma rifle"
+
+
+def test_a_stream_is_read_too(library):
+    sheet = read_rows(io.StringIO("weapon\nrailgun\n"), lib=library, name="mine")
+    assert sheet.where == "mine" and sheet.rows[0].weapons == ("railgun",)
+
+
+# --- the command line: errors --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("", "Error: {f}: the file is empty"),
+    ("name,weapon\n", "Error: {f}: no rows after the header"),
+    ("name\tweapon\nx\trailgun\n", "Error: {f} line 1: the header has tabs and no commas: this looks like a TSV "
+                                   "(tab-separated) file"),
+    ("name;weapon\nx;railgun\n", "Error: {f} line 1: the header has semicolons and no commas: this looks like a "
+                                 "semicolon-separated file"),
+    ("name,weapon,Name\nx,railgun,y\n", "Error: {f} line 1: duplicate column (columns 1 and 3) (got 'Name')"),
+    ("weapon,covr\nrailgun,true\n", "Error: {f} line 1: unknown column (got 'covr')"),
+    ("name,points\nx,3\n", "Error: {f} line 1: no weapon or unit column (got 'name,points')"),
+    ("weapon,points\nrailgun,12,3\n", "Error: {f} row 2: 3 fields, the header has 2 (got 'railgun,12,3')"),
+    ("weapon,points,cover\nrailgun,12\n", "Error: {f} row 2: 2 fields, the header has 3 (got 'railgun,12')"),
+    ("weapon,points\nrailgun,cheap\n", "Error: {f} row 2, column points: not a number of points (got 'cheap')"),
+    ("weapon,cover\nrailgun,maybe\n", "Error: {f} row 2, column cover: not true or false (got 'maybe')"),
+    ("weapon,hit_mod\nrailgun,1.5\n", "Error: {f} row 2, column hit_mod: not a whole number (got '1.5')"),
+    ("weapon,reroll_hits\nrailgun,sometimes\n",
+     "Error: {f} row 2, column reroll_hits: not one of: none, ones, failed, non-crit, best (got 'sometimes')"),
+    ("weapon,models\nrailgun,0\n", "Error: {f} row 2, column models: must be at least 1 (got '0')"),
+    ("name,weapon\nA,railgun\nA,fusion blaster\n", "Error: {f} row 3, column name: the same label as row 2 (got 'A')"),
+    ("weapon,unit\nrailgun,hammerhead\n", "Error: {f} row 2, column weapon: give a weapon or a unit, not both "
+                                          "(got 'railgun')"),
+    ("weapon,target\nrailgun,nothing-like-this\n", "Error: {f} row 2, column target: "),
+    ("unit\nno-such-unit\n", "Error: {f} row 2, column unit: "),
+])
+def test_each_bad_file_is_one_error_line_with_row_and_column(tmp_path, text, line):
+    path = write(tmp_path, text)
+    result = invoke(path, "-t", "knight", "--trials", "100", "--seed", "1")
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(line.format(f=path)), lines
+    assert all(x.startswith("  hint:") for x in lines[1:]), lines
+    assert "Traceback" not in result.output and result.stdout == ""
+
+
+def test_unknown_column_suggests_the_close_name(tmp_path):
+    result = invoke(write(tmp_path, "weapon,half_rnage\nrailgun,true\n"), "-t", "knight")
+    assert result.exit_code == 1
+    assert "hint: did you mean 'half_range'?" in result.stderr
+
+
+def test_unknown_target_stops_before_any_work(tmp_path):
+    result = invoke(write(tmp_path, ROWS), "-t", "knight", "-t", "no-such-target", "--trials", "100")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith("Error: ") and "no-such-target" in result.stderr
+
+
+def test_an_unknown_weapon_names_its_row(tmp_path):
+    path = write(tmp_path, "name,weapon\nfine,railgun\nbad,rail-gunn-x\n")
+    result = invoke(path, "-t", "knight", "--trials", "100", "--seed", "1", "-f", "ndjson")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0].startswith(f"Error: {path} row 3, weapon: ")
+
+
+def test_no_target_anywhere_is_an_error(tmp_path):
+    result = invoke(write(tmp_path, "weapon\nrailgun\n"), "--trials", "100")
+    assert result.exit_code == 1
+    assert "row 2: no target for this row" in result.stderr
+
+
+def test_keep_going_reports_every_bad_row_and_loses_no_good_row(tmp_path):
+    text = ("name,weapon,points,target\n"
+            "good1,railgun,90,\n"
+            "bad-points,railgun,lots,\n"
+            "good2,fusion blaster,,boyz\n"
+            "bad-weapon,no-such-gun-at-all,,\n"
+            "bad-target,railgun,,no-such-target\n"
+            "good3,bolt rifle,,\n")
+    path = write(tmp_path, text)
+    result = invoke(path, "-t", "knight", "--trials", "2000", "--seed", "3", "-f", "ndjson", "--keep-going")
+    assert result.exit_code == 1
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert sorted((r["label"], r["target"]) for r in records) == [("good1", "knight"), ("good2", "boyz"),
+                                                                  ("good3", "knight")]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert sorted(int(e.split(" row ")[1].split(",")[0].split(":")[0]) for e in errors) == [3, 5, 6]
+    assert result.stderr.splitlines()[-1] == "compare: 6 rows read, 3 computed, 3 failed"
+
+
+def test_without_keep_going_the_first_bad_row_stops_the_run(tmp_path):
+    path = write(tmp_path, "name,weapon,points\ngood,railgun,\nbad,railgun,x\nworse,railgun,y\n")
+    result = invoke(path, "-t", "knight", "--trials", "100", "-f", "ndjson")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == f"Error: {path} row 3, column points: not a number of points (got 'x')\n" \
+        "  hint: a number such as 120, or leave it empty\n"
+
+
+# --- the command line: outputs -------------------------------------------------------------------
+
+
+def _csv_record(row: dict[str, str]) -> dict:
+    """A CSV line read back into a record: types from the schema, dotted paths nested."""
+    props = SCHEMA["$defs"]["record"]["properties"]
+    out: dict = {}
+    for column, cell in row.items():
+        head, _, rest = column.partition(".")
+        if not rest:
+            text = props[head].get("type") == "string" or "enum" in props[head] or "const" in props[head]
+            out[head] = cell if text else (None if cell == "" else json.loads(cell))
+        else:
+            out.setdefault(head, {})[rest] = None if cell == "" else json.loads(cell)
+    if out["per_100_points"] == {"damage": None, "models_destroyed": None}:
+        out["per_100_points"] = None
+    return out
+
+
+def test_json_ndjson_and_csv_carry_the_same_records_and_validate(tmp_path):
+    path = write(tmp_path, ROWS)
+    common = [path, "-t", "knight", "-t", "boyz", "--trials", "3000", "--seed", "9"]
+    outs = {fmt: invoke(*common, "-f", fmt) for fmt in ("json", "ndjson", "csv")}
+    for fmt, result in outs.items():
+        assert result.exit_code == 0, (fmt, result.output)
+    doc = json.loads(outs["json"].stdout)
+    _validator().validate(doc)
+    ndjson = [json.loads(line) for line in outs["ndjson"].stdout.splitlines()]
+    rows = list(csv.DictReader(io.StringIO(outs["csv"].stdout)))
+    assert list(rows[0]) == list(RECORD_COLUMNS)
+    from_csv = [_csv_record(r) for r in rows]
+    check = _record_validator()
+    for r in ndjson + from_csv:
+        check.validate(r)
+    key = lambda r: (r["row"], r["target"])  # noqa: E731
+    assert [r["row"] for r in doc["records"]] == [2, 2, 3, 3, 4, 4]  # file order, then target order
+    assert sorted(doc["records"], key=key) == sorted(ndjson, key=key) == sorted(from_csv, key=key)
+    assert all(r["schema"] == "mathhammer.compare/1" for r in ndjson)
+
+
+def test_record_points_and_per_100_points(tmp_path):
+    result = invoke(write(tmp_path, ROWS), "-t", "knight", "--trials", "2000", "--seed", "1", "-f", "json")
+    recs = {r["label"]: r for r in json.loads(result.stdout)["records"]}
+    assert recs["Rails"]["points"] == 180
+    assert recs["Rails"]["per_100_points"]["damage"] == pytest.approx(100 * recs["Rails"]["damage"]["mean"] / 180)
+    assert recs["Fusion"]["points"] is None and recs["Fusion"]["per_100_points"] is None
+    assert recs["Rails"]["compare_seed"] == 1 and recs["Rails"]["seed"] == row_seed(1, "Rails", "knight")
+
+
+def test_stdin_input(tmp_path):
+    result = invoke("-", "-t", "knight", "--trials", "2000", "--seed", "2", "-f", "ndjson", stdin=ROWS)
+    from_file = invoke(write(tmp_path, ROWS), "-t", "knight", "--trials", "2000", "--seed", "2", "-f", "ndjson")
+    assert result.exit_code == 0, result.output
+    key = lambda r: r["row"]  # noqa: E731
+    assert sorted(map(json.loads, result.stdout.splitlines()), key=key) == \
+        sorted(map(json.loads, from_file.stdout.splitlines()), key=key)
+    assert result.stderr.splitlines()[-1] == "compare: 3 rows read, 3 computed, 0 failed"
+
+
+def test_the_table_ranks_per_target_exact_gaps_say_exact(tmp_path):
+    path = write(tmp_path, "name,weapon,melee,points\nsmall,A2 WS3+ S6 AP-1 D1,true,50\n"
+                           "big,A6 WS3+ S8 AP-2 D2,true,200\n")
+    result = invoke(path, "-t", "boyz", "-t", "knight", "--exact")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert out.index("vs Ork Boyz") < out.index("vs Questoris")
+    for block in out.split("vs ")[1:]:
+        assert block.index("big") < block.index("small")  # more damage ranks first
+    assert "exact" in out and "best" in out
+
+
+def test_sort_per_points_puts_rows_without_points_last(tmp_path):
+    from mathhammer.render.ranking import order
+
+    recs = [{"row": 2, "trials": 10, "method": "monte-carlo", "points": None, "per_100_points": None,
+             "damage": {"mean": 9.0, "sem": 0.1}},
+            {"row": 3, "trials": 10, "method": "monte-carlo", "points": 100, "per_100_points": {"damage": 1.0},
+             "damage": {"mean": 1.0, "sem": 0.1}},
+            {"row": 4, "trials": 10, "method": "monte-carlo", "points": 50, "per_100_points": {"damage": 4.0},
+             "damage": {"mean": 2.0, "sem": 0.1}}]
+    assert [r["row"] for r in order(recs, SortKey.PER_POINTS)] == [4, 3, 2]
+    assert [r["row"] for r in order(recs, SortKey.MEAN)] == [2, 4, 3]
+
+
+def test_svg_and_html_save_the_ranking(tmp_path):
+    svg, html = tmp_path / "r.svg", tmp_path / "r.html"
+    result = invoke(write(tmp_path, ROWS), "-t", "knight", "--trials", "500", "--seed", "1", "--svg", str(svg),
+                    "--html", str(html))
+    assert result.exit_code == 0, result.output
+    assert "Rails" in html.read_text() and svg.read_text().lstrip().startswith("<svg")
+
+
+def test_examples_run(tmp_path):
+    for example in sorted((ROOT / "examples").glob("*.csv")):
+        result = invoke(str(example), "-t", "knight", "--exact", "-f", "json")
+        assert result.exit_code == 0, (example, result.output)
+        doc = json.loads(result.stdout)
+        _validator().validate(doc)
+        assert len(doc["records"]) >= 4
+
+
+def test_exact_compare_does_not_import_numba(tmp_path):
+    import subprocess
+    import sys
+
+    path = write(tmp_path, "weapon,melee\n" + "".join(f"A{a} WS3+ S6 AP-1 D1,true\n" for a in range(1, 7)))
+    code = ("import sys, typer\nfrom typer.testing import CliRunner\nfrom mathhammer.cli._command import Command\n"
+            "from mathhammer.cli.compare import compare\napp = typer.Typer()\n"
+            "app.command('compare', cls=Command)(compare)\napp.command('x')(lambda: None)\n"
+            f"r = CliRunner().invoke(app, ['compare', {path!r}, '-t', 'boyz', '--exact', '-f', 'json'])\n"
+            "assert r.exit_code == 0, r.output\nassert 'numba' not in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr

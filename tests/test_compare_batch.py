@@ -1,0 +1,67 @@
+"""mathhammer.batch: every task's outcome once, the same for any number of workers, errors as
+outcomes, in threads (Monte Carlo) and worker processes (exact)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mathhammer import api
+from mathhammer.batch import Recipe, Task, run_many, run_task
+from mathhammer.errors import MathhammerError
+from mathhammer.model import Method
+
+WEAPONS = ["A2 BS3+ S5 AP-1 D1", "A1 BS4+ S9 AP-4 D D6", "A4 BS4+ S6 AP-1 D2", "A3 BS3+ S8 AP-2 D3"]
+
+
+def _tasks(method: Method, n: int = 10) -> list[Task]:
+    return [Task(Recipe.of([WEAPONS[i % 4]], "boyz" if i % 2 else "knight", {"models": 1 + i % 3}),
+                 method=method, trials=4_000, seed=100 + i) for i in range(n)]
+
+
+@pytest.mark.parametrize("method", [Method.MONTE_CARLO, Method.EXACT])
+def test_outcomes_do_not_depend_on_jobs(method):
+    tasks = _tasks(method)
+    runs = {jobs: dict(run_many(tasks, jobs=jobs)) for jobs in (1, 2, 3)}
+    for jobs, got in runs.items():
+        assert sorted(got) == list(range(len(tasks))), jobs
+        for i, result in got.items():
+            np.testing.assert_array_equal(result.damage.probabilities, runs[1][i].damage.probabilities)
+
+
+def test_each_outcome_equals_the_api_run():
+    tasks = _tasks(Method.MONTE_CARLO, 4)
+    for i, result in run_many(tasks, jobs=2):
+        recipe = tasks[i].attack
+        assert isinstance(recipe, Recipe)
+        single = api.run(list(recipe.weapons), recipe.target, trials=4_000, seed=100 + i, **dict(recipe.options))
+        np.testing.assert_array_equal(result.damage.probabilities, single.damage.probabilities)
+
+
+@pytest.mark.parametrize("method", [Method.MONTE_CARLO, Method.EXACT])
+def test_an_expected_error_is_that_tasks_outcome(method):
+    tasks = _tasks(method, 6)
+    tasks[3] = Task(Recipe.of(["no such weapon anywhere"], "knight"), method=method)
+    got = dict(run_many(tasks, jobs=2))
+    assert isinstance(got[3], MathhammerError) and "no such weapon" in str(got[3].value)
+    assert all(not isinstance(got[i], MathhammerError) for i in got if i != 3)
+
+
+def test_a_built_attack_runs_too():
+    attack = api.build("A2 BS3+ S5 AP-1 D1", "boyz")
+    result = run_task(Task(attack, trials=1_000, seed=4))
+    assert not isinstance(result, MathhammerError)
+    assert result.seed == 4 and result.trials == 1_000
+
+
+def test_stopping_early_cancels_the_rest():
+    tasks = _tasks(Method.EXACT, 40)
+    runs = run_many(tasks, jobs=2)
+    first = next(runs)
+    runs.close()
+    assert first[0] in range(40)
+
+
+def test_jobs_below_one_is_refused():
+    with pytest.raises(ValueError):
+        list(run_many(_tasks(Method.EXACT, 2), jobs=0))
