@@ -28,7 +28,7 @@ from .model import Allocation, Context, Matchup, Method, Unit, WeaponGroup
 from .profiles import Library
 from .result import DamageResult
 
-__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "library", "run", "run_attack"]
+__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "run", "run_attack"]
 
 #: Situation flags and modifiers a caller may give (Context fields, ``models`` for
 #: ``firing_models``); ``melee`` is chosen by ``build(melee=...)``.
@@ -91,7 +91,7 @@ def build(weapons: str | Sequence[str], target: str, *, melee: bool = False, mod
         raise InputError("no weapon given", where="weapon", value="")
     found, attacker, weapon_notes = resolve_weapons(lib, texts, melee=melee, only=tuple(only), exclude=tuple(exclude))
     resolved = resolve_target_unit(lib, target, models=target_models, wounds_left=wounds_left,
-                                   allocation=_enum(Allocation, allocation, "allocation"))
+                                   allocation=enum_value(Allocation, allocation, "allocation"))
     matchup, merged = _matchup(found, attacker, resolved, {**options, "firing_models": _count(models), "melee": melee})
     return Attack(matchup, weapon_notes + resolved.notes, resolved.explain + merged)
 
@@ -104,7 +104,7 @@ def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, tri
     from .engine import analyse
     from .engine.montecarlo import check_trials
 
-    chosen: Method = _enum(Method, method, "method")
+    chosen: Method = enum_value(Method, method, "method")
     check_trials(trials)
     return analyse(attack.matchup, method=chosen, trials=trials, seed=seed, threads=threads, notes=attack.notes,
                    merged=attack.explain, stages=stages)
@@ -144,7 +144,7 @@ def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
             continue
         default = getattr(_DEFAULTS, name)
         if isinstance(default, Enum):
-            out[name] = _enum(type(default), value, name)
+            out[name] = enum_value(type(default), value, name)
         elif isinstance(default, bool):
             if not isinstance(value, bool):
                 raise InputError("must be true or false", where=name, value=value)
@@ -156,7 +156,12 @@ def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
     return out
 
 
-def _enum(kind: type[Enum], value: Any, where: str) -> Any:
+def enum_value(kind: type[Enum], value: Any, where: str) -> Any:
+    """``value`` as a member of ``kind``: a member, or its text in any case.
+
+    Raises:
+        InputError: not one of the members (they are listed), naming ``where``.
+    """
     if isinstance(value, kind):
         return value
     try:

@@ -13,6 +13,7 @@ from ._command import Command, Group
 from .compare import compare
 from .profiles import app as profiles_app
 from .shoot import fight, shoot
+from .sweep import sweep
 
 __all__ = ["app", "run"]
 
@@ -43,6 +44,7 @@ def _root(
 app.command("shoot", cls=Command, no_args_is_help=True)(shoot)
 app.command("fight", cls=Command, no_args_is_help=True)(fight)
 app.command("compare", cls=Command, no_args_is_help=True)(compare)
+app.command("sweep", cls=Command, no_args_is_help=True)(sweep)
 app.add_typer(profiles_app, name="profiles")
 
 

@@ -1,0 +1,170 @@
+"""``mathhammer sweep WEAPON... [--toughness 1-14] [--save 2-7] [--metric mean]``: one attack
+against every Toughness x Save, as a heat map or one record per cell."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import InputError
+from ..limits import MAX_ATTACKING_MODELS, MAX_TARGET_MODELS, MAX_TRIALS, MAX_WOUNDS
+from ..model import CommandReroll, Method, RulesVersion
+from ..render import OutputFormat
+from ..sweep import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
+from . import options as o
+from ._io import ExitCode, ascii_stdout, emit_view, handle_errors, output_failed, warn
+from .shoot import WeaponArg, _method
+
+ToughnessOpt = Annotated[str, typer.Option(
+    "--toughness", "-T", metavar="RANGE",
+    help="Toughness values: a range '3-12', one value '4' or a list '3,5,8' (mixed: '1-3,8'); 1 to 100.",
+)]
+SaveOpt = Annotated[str, typer.Option(
+    "--save", "-S", metavar="RANGE",
+    help="Save values, like --toughness: '2-6', '3', '2,4,-'; 2 to 7, where 7 or '-' is no armour save.",
+)]
+InvulnOpt = Annotated[int | None, typer.Option(
+    "--invuln", click_type=o.WholeNumber(2, 6), metavar="N",
+    help="Every target has an N+ invulnerable save (4 for 4+).",
+)]
+FnpOpt = Annotated[int | None, typer.Option(
+    "--fnp", click_type=o.WholeNumber(2, 6), metavar="N",
+    help="Every target has an N+ Feel No Pain.",
+)]
+WoundsOpt = Annotated[int | None, typer.Option(
+    "--wounds", "-W", click_type=o.WholeNumber(1, MAX_WOUNDS), metavar="W",
+    help=("Wounds of each target model (default: the most the attack can deal, so that no damage is lost; "
+          "the metrics other than mean need it)."),
+)]
+TargetModelsOpt = Annotated[int, typer.Option(
+    "--models", click_type=o.WholeNumber(1, MAX_TARGET_MODELS), metavar="N",
+    help="Models in each TARGET unit (the attacking models are --firing-models).",
+)]
+FiringModelsOpt = Annotated[int, typer.Option(
+    "--firing-models", "-n", click_type=o.WholeNumber(None, MAX_ATTACKING_MODELS), metavar="N",
+    help="Models attacking with the weapons (shoot's --models; multiplies every weapon's count).",
+)]
+KeywordOpt = Annotated[list[str] | None, typer.Option(
+    "--keyword", metavar="WORD",
+    help="A keyword or ability every target has: VEHICLE, INFANTRY, STEALTH... (repeatable).",
+)]
+MetricOpt = Annotated[Metric, typer.Option(
+    "--metric", case_sensitive=False,
+    help=("What the heat map shows: mean (damage), p-kill-model (P(at least one model destroyed)), models (mean "
+          "destroyed) or p-destroy (P(unit destroyed)). Records carry all of them."),
+)]
+MeleeOpt = Annotated[bool, typer.Option(
+    "--melee", help="Fight with melee weapons (as 'mathhammer fight'): WS, no shooting situations.",
+)]
+SweepTrialsOpt = Annotated[int, typer.Option(
+    "--trials", click_type=o.WholeNumber(1, MAX_TRIALS), metavar="N",
+    help=f"Monte Carlo trials per cell (default {DEFAULT_TRIALS:,}).",
+)]
+JobsOpt = Annotated[int | None, typer.Option(
+    "--threads", "--jobs", click_type=o.WholeNumber(1, 1024), metavar="N",
+    help="Cells computed side by side (default: every core); results do not depend on it.",
+)]
+
+#: The options that go to mathhammer.api.build as situation and modifiers, by their parameter names.
+_SITUATION = ("cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll", "rules",
+              "hit_mod", "wound_mod", "save_mod", "damage_mod", "bs_improve", "ap_improve", "crit_hit", "crit_wound",
+              "reroll_hits", "reroll_wounds", "reroll_damage", "reroll_saves")
+#: Flags that only a ranged attack can be in (their default, False, is "not given").
+_SHOOTING = ("cover", "half_range", "stationary", "not_visible", "overwatch")
+
+
+def _situation(values: dict[str, Any], melee: bool) -> dict[str, Any]:
+    """The situation keywords given (a melee sweep leaves the shooting flags out unless set,
+    so that mathhammer.api.build can refuse one that was)."""
+    return {k: values[k] for k in _SITUATION if not (melee and k in _SHOOTING and not values[k])}
+
+
+def _emit(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
+    """Run the cells, streaming records (json, ndjson, csv); the cells, in grid order."""
+    from ..render.stream import open_records
+    from ..sweep import COLUMNS, SCHEMA, iter_cells, record
+
+    cells = []
+    try:
+        with open_records(fmt, sys.stdout, schema=SCHEMA, columns=COLUMNS) as out:
+            for cell in iter_cells(plan, jobs=jobs):
+                cells.append(cell)
+                out.write(record(plan, cell))
+    except OSError as e:
+        raise typer.Exit(output_failed(e)) from None
+    return cells
+
+
+@handle_errors
+def sweep(
+    weapon: WeaponArg,
+    toughness: ToughnessOpt = DEFAULT_TOUGHNESS,
+    save: SaveOpt = DEFAULT_SAVES,
+    invuln: InvulnOpt = None,
+    fnp: FnpOpt = None,
+    wounds: WoundsOpt = None,
+    models: TargetModelsOpt = 1,
+    keyword: KeywordOpt = None,
+    metric: MetricOpt = Metric.MEAN,
+    firing_models: FiringModelsOpt = 1,
+    melee: MeleeOpt = False,
+    only: o.OnlyOpt = None,
+    exclude: o.ExceptOpt = None,
+    trials: SweepTrialsOpt = DEFAULT_TRIALS,
+    seed: o.SeedOpt = None,
+    exact: o.ExactOpt = False,
+    method: o.MethodOpt = None,
+    fmt: o.FormatOpt = OutputFormat.TABLE,
+    svg: o.SvgOpt = None,
+    html: o.HtmlOpt = None,
+    cover: o.CoverOpt = False,
+    half_range: o.HalfRangeOpt = False,
+    stationary: o.StationaryOpt = False,
+    not_visible: o.NotVisibleOpt = False,
+    overwatch: o.OverwatchOpt = False,
+    charged: o.ChargedOpt = False,
+    hit_mod: o.HitModOpt = None,
+    wound_mod: o.WoundModOpt = None,
+    save_mod: o.SaveModOpt = None,
+    damage_mod: o.DamageModOpt = None,
+    bs_improve: o.BsImproveOpt = None,
+    ap_improve: o.ApImproveOpt = None,
+    crit_hit: o.CritHitOpt = None,
+    crit_wound: o.CritWoundOpt = None,
+    reroll_hits: o.RerollHitsOpt = None,
+    reroll_wounds: o.RerollWoundsOpt = None,
+    reroll_damage: o.RerollDamageOpt = None,
+    reroll_saves: o.RerollSavesOpt = None,
+    command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
+    rules: o.RulesOpt = RulesVersion.CURRENT,
+    jobs: JobsOpt = None,
+    profiles: o.ProfilesOpt = None,
+) -> None:
+    """How do these weapons fare against every Toughness x Save? A heat map, or one record per cell."""
+    from ..api import library
+    from ..engine.montecarlo import live_compile_status
+    from ..sweep import Sweep, iter_cells, plan_sweep, warnings_of
+
+    values = locals()
+    if fmt is not OutputFormat.TABLE and (svg is not None or html is not None):
+        raise InputError("saves the heat map, which only --format table shows", where="--svg" if svg else "--html",
+                         value=fmt.value, hint="leave out --format, or the picture")
+    chosen: Method = _method(exact, method)
+    plan = plan_sweep(weapon, toughness=toughness, save=save, invulnerable=invuln, feel_no_pain=fnp, wounds=wounds,
+                      models=models, keywords=keyword or (), metric=metric, method=chosen, trials=trials, seed=seed,
+                      melee=melee, firing_models=firing_models, only=only or (), exclude=exclude or (),
+                      lib=library(profiles or ()), **_situation(values, melee))
+    with live_compile_status():
+        cells = list(iter_cells(plan, jobs=jobs)) if fmt is OutputFormat.TABLE else _emit(plan, fmt, jobs)
+    for message in warnings_of(cells):
+        warn(message)
+    if fmt is OutputFormat.TABLE:
+        from ..render.heatmap import heatmap_view
+
+        emit_view(heatmap_view(Sweep(plan=plan, cells=tuple(cells)), ascii=ascii_stdout()), svg=svg, html=html)
+    disagree = [c for c in cells if (a := c.result.provenance.get("agreement")) is not None and not a.agrees]
+    if disagree:
+        warn(f"Monte Carlo and exact disagree in {len(disagree)} cell(s), first at {disagree[0].target!r}")
+        raise typer.Exit(ExitCode.DISAGREE)
