@@ -37,6 +37,14 @@ def test_docs_api_example_runs(index: int, capsys: pytest.CaptureFixture[str]) -
     assert "False" not in out  # the examples print True where they check something
 
 
+def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+    assert capsys.readouterr().out.strip()
+
+
 def test_package_reexports_the_api() -> None:
     assert mathhammer.run is api.run and mathhammer.build is api.build
     with pytest.raises(AttributeError):

@@ -55,7 +55,7 @@ def test_readme_points_only_inside_the_repository() -> None:
 
 
 def _quick(args: list[str]) -> list[str]:
-    if args and args[0] in ("shoot", "fight") and "--exact" not in args and "--help" not in args:
+    if args and args[0] in ("shoot", "fight", "compare", "sweep") and "--exact" not in args and "--help" not in args:
         return [*args, *QUICK]
     return args
 
@@ -70,9 +70,10 @@ def test_readme_command_runs_without_warning(command: str) -> None:
     env = {**os.environ, "NO_COLOR": "1", "SHELL": "/bin/bash"}
     if pipe:
         line = " ".join(shlex.quote(a) for a in [*exe, *args]) + " |" + pipe
-        r = subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True, env=env, timeout=300)
+        r = subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True, env=env, timeout=300,
+                           cwd=ROOT)
     else:
-        r = subprocess.run([*exe, *args], capture_output=True, text=True, env=env, timeout=300)
+        r = subprocess.run([*exe, *args], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "Warning" not in r.stderr and "Error" not in r.stderr, r.stderr
     assert r.stdout.strip()
