@@ -25,7 +25,7 @@ import signal
 import sys
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -84,6 +84,10 @@ class Task:
     trials: int = 100_000
     seed: int | None = None
     stages: bool = True
+    #: Keep only what a summary needs: the damage and models-destroyed distributions, and of the
+    #: provenance the warnings, the target's description and the engines' agreement (a whole
+    #: result costs a worker process more to send back than a quick exact run takes).
+    slim: bool = False
     #: Whatever the caller wants to find again with the result (not used here).
     tag: Any = field(default=None, compare=False)
 
@@ -95,6 +99,8 @@ def default_jobs() -> int:
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
 
+
+_SLIM_PROVENANCE = ("warnings", "target", "agreement")
 
 #: Libraries a worker has loaded, by their extra profile folders (a worker serves many tasks).
 _LIBRARIES: dict[tuple[str, ...], Library] = {}
@@ -115,10 +121,15 @@ def run_task(task: Task, *, threads: int | None = None) -> Outcome:
 
     try:
         attack = task.attack.build(_library(task.attack.profiles)) if isinstance(task.attack, Recipe) else task.attack
-        return run_attack(attack, method=task.method, trials=task.trials, seed=task.seed, threads=threads,
-                          stages=task.stages)
+        result = run_attack(attack, method=task.method, trials=task.trials, seed=task.seed, threads=threads,
+                            stages=task.stages)
     except MathhammerError as e:
         return e
+    if task.slim:
+        prov = result.provenance
+        result = replace(result, stages={}, groups=(), weapons=(),
+                         provenance={k: prov[k] for k in _SLIM_PROVENANCE if k in prov})
+    return result
 
 
 def run_many(tasks: Sequence[Task], *, jobs: int | None = None
