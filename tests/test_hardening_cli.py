@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -84,9 +85,11 @@ def test_every_command_has_single_value_options_to_check() -> None:
 
 @pytest.mark.parametrize(("path", "opt", "values"), REPEATABLE, ids=[f"{' '.join(p)} {o}" for p, o, _ in REPEATABLE])
 def test_repeated_single_value_option_is_an_error(path: list[str], opt: str, values: tuple[str, str]) -> None:
+    examples = Path(__file__).resolve().parent.parent / "examples"
     positional = {"shoot": ["railgun"], "fight": ["knight paladin/reaper chainsword - strike"],
-                  "show": ["railgun"], "list": []}[path[-1]]
-    extra = [] if opt in ("--target", "-t") or path[0] == "profiles" else ["-t", "knight"]
+                  "show": ["railgun"], "list": [], "sweep": ["railgun"],
+                  "compare": [str(examples / "tau-anti-tank.csv")]}[path[-1]]
+    extra = [] if opt in ("--target", "-t") or path[0] in ("profiles", "sweep") else ["-t", "knight"]
     r = run(*path, *positional, *extra, opt, values[0], opt, values[1])
     assert r.exit_code == 1, r.output
     first = r.stderr.splitlines()[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,7 +25,6 @@ import typer
 
 from ..errors import InputError, MathhammerError
 from ..render.ascii import can_encode, escape_ascii, to_ascii
-from ..render.stream import json_escape
 
 if TYPE_CHECKING:
     from ..render import OutputFormat
@@ -171,6 +171,8 @@ def emit_json_pieces(pieces: Iterable[str]) -> None:
     """Machine output written as it is produced (a large document is never one string): the
     pieces, each escaped like :func:`emit_json` (the escaping is per character, so piece by
     piece gives the same bytes), then a newline."""
+    from ..render.stream import json_escape
+
     try:
         out = _stdout()
         encoding = getattr(out, "encoding", None)
@@ -241,9 +243,47 @@ def emit_view(renderable: Any, *, svg: Path | None = None, html: Path | None = N
     save_view(renderable, svg=svg, html=html, width=console.width)
 
 
+#: rich's SVG template without its web fonts (``@font-face`` rules that fetch Fira Code from a
+#: CDN): the picture then needs nothing outside itself and uses a local monospace font.
+_FONT_FACE = re.compile(r"@font-face \{\{.*?\}\}\s*", re.DOTALL)
+
+
+def _svg_format() -> str:
+    from rich._export_format import CONSOLE_SVG_FORMAT
+
+    return _FONT_FACE.sub("", CONSOLE_SVG_FORMAT)
+
+
+def check_writable(*, svg: Path | None = None, html: Path | None = None) -> None:
+    """Fail before the work when a picture could not be saved: its folder is missing or not
+    writable, it names a folder or a file that cannot be written, or both options name one file.
+
+    Raises:
+        InputError: naming the option, the path and the reason.
+    """
+    if svg is not None and html is not None and svg.resolve() == html.resolve():
+        raise InputError("--svg and --html name the same file", where="--html", value=str(html),
+                         hint="give each picture its own file")
+    for path, option in ((svg, "--svg"), (html, "--html")):
+        if path is None:
+            continue
+        folder = path.parent
+        if path.is_dir():
+            reason = "it is a folder"
+        elif not folder.is_dir():
+            reason = f"no folder {str(folder)!r}"
+        elif path.exists() and not os.access(path, os.W_OK):
+            reason = "the file is not writable"
+        elif not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+            reason = f"the folder {str(folder)!r} is not writable"
+        else:
+            continue
+        raise InputError(f"cannot write the file: {reason}", where=option, value=str(path))
+
+
 def save_view(renderable: Any, *, svg: Path | None = None, html: Path | None = None, width: int | None = None) -> None:
     """Save ``renderable`` as an SVG picture and/or an HTML page (rich's console recording:
-    colours kept, no external file referenced).
+    colours kept, UTF-8, nothing outside the file referenced: no web font, no stylesheet).
 
     Raises:
         InputError: a file that cannot be written (its path and the reason).
@@ -262,12 +302,44 @@ def save_view(renderable: Any, *, svg: Path | None = None, html: Path | None = N
     for path, option in ((svg, "--svg"), (html, "--html")):
         if path is None:
             continue
-        text = (console.export_svg(title="mathhammer", clear=False) if option == "--svg"
+        text = (console.export_svg(title="mathhammer", clear=False, code_format=_svg_format()) if option == "--svg"
                 else console.export_html(inline_styles=True, clear=False))
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as e:
             raise InputError(f"cannot write the file: {e.strerror or e}", where=option, value=str(path)) from None
+
+
+class _Stdout:
+    """stdout for a :class:`~mathhammer.render.stream.RecordWriter`: a failed write ends the run
+    through :func:`output_failed` (quietly for a reader that went away)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.encoding = getattr(stream, "encoding", None)
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError as e:
+            raise typer.Exit(output_failed(e)) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as e:
+            raise typer.Exit(output_failed(e)) from None
+
+
+@contextmanager
+def open_output(fmt: OutputFormat, *, schema: str, columns: Sequence[str] = ()) -> Iterator[RecordWriter]:
+    """A record writer on stdout (:func:`~mathhammer.render.stream.open_records`) for ``--format
+    json|ndjson|csv``: each record whole despite Ctrl-C, characters stdout cannot encode escaped,
+    a failed write one line on stderr and exit 1; the JSON document is written when the block ends."""
+    from ..render.stream import open_records
+
+    with open_records(fmt, _Stdout(_stdout()), schema=schema, columns=columns) as writer:
+        yield writer
 
 
 def finish(code: int) -> int:

@@ -39,11 +39,19 @@ def list_(
     emit_view(listing(lib, kind.value if kind else None, filter_))
 
 
+class ShowFormat(StrEnum):
+    """``profiles show --format``: a profile is one document, so table or json (not the record streams)."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
 @app.command("show", cls=Command)
 @handle_errors
 def show(
     name: Annotated[str, typer.Argument(help="A unit or weapon name, alias or unique part of one.")],
-    fmt: o.FormatOpt = o.OutputFormat.TABLE,
+    fmt: Annotated[ShowFormat, typer.Option("--format", "-f", case_sensitive=False,
+                                            help="Output: table or json.")] = ShowFormat.TABLE,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """Show one unit (statlines, abilities, weapons) or weapon profile."""
@@ -52,7 +60,7 @@ def show(
 
     lib = load_library(profiles or ())
     obj = lib.find_any(name)
-    if fmt is o.OutputFormat.JSON:
+    if fmt is ShowFormat.JSON:
         emit_json(show_json(obj))
     else:
         emit_view(show_view(obj))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -10,7 +11,20 @@ from ..errors import InputError
 from ..model import Allocation, CommandReroll, Method, RulesVersion
 from ..render import OutputFormat
 from . import options as o
-from ._io import ExitCode, ascii_stdout, emit_json_pieces, emit_view, handle_errors, warn
+from ._io import (
+    ExitCode,
+    ascii_stdout,
+    check_writable,
+    emit_json_pieces,
+    emit_view,
+    handle_errors,
+    open_output,
+    save_view,
+    warn,
+)
+
+if TYPE_CHECKING:
+    from ..result import DamageResult
 
 WeaponArg = Annotated[list[str], typer.Argument(
     metavar="WEAPON...",
@@ -28,7 +42,7 @@ MeleeWeaponArg = Annotated[list[str], typer.Argument(
 #: Command parameters by where they go: the run, the situation (Context flags), and the
 #: modifiers that profiles may also carry (None = not given, so a profile value stands).
 _RUN = ("trials", "seed", "threads", "target_models", "exact", "method", "wounds_left", "allocation", "only",
-        "exclude")
+        "exclude", "svg", "html")
 _SHOOT_FLAGS = ("models", "cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll",
                 "rules")
 _FIGHT_FLAGS = ("models", "charged", "command_reroll", "rules")
@@ -55,6 +69,7 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
 
     check_trials(run["trials"])
     method = _method(run["exact"], run["method"])
+    check_writable(svg=run["svg"], html=run["html"])  # before the work, not after it
     situation = {k: v for k, v in {**mods, **flags}.items() if k != "firing_models"}
     attack = build(weapons, target, melee=melee, models=flags["firing_models"], target_models=run["target_models"],
                    wounds_left=run["wounds_left"], allocation=run["allocation"], only=run["only"] or (),
@@ -63,17 +78,34 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
         result = run_attack(attack, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"])
     for message in result.provenance["warnings"]:
         warn(message)
-    if fmt is OutputFormat.JSON:
-        from ..render.records import iter_json
-
-        emit_json_pieces(iter_json(result))
-    else:
-        from ..render.rich_view import result_view
-
-        emit_view(result_view(result, explain=explain, ascii=ascii_stdout()))
+    _emit(result, fmt, explain, svg=run["svg"], html=run["html"])
     agreement = result.provenance.get("agreement")
     if agreement is not None and not agreement.agrees:
         raise typer.Exit(ExitCode.DISAGREE)
+
+
+def _emit(result: DamageResult, fmt: OutputFormat, explain: bool, *, svg: Path | None, html: Path | None) -> None:
+    """The result in ``fmt``; with ``--svg``/``--html`` also the table view saved as a picture
+    (whatever the format: one run gives both the data and its picture)."""
+    if fmt is OutputFormat.TABLE:
+        from ..render.rich_view import result_view
+
+        emit_view(result_view(result, explain=explain, ascii=ascii_stdout()), svg=svg, html=html)
+        return
+    from ..render import records
+
+    if fmt is OutputFormat.JSON:
+        from ..render.stream import whole_record
+
+        with whole_record():  # Ctrl-C leaves the whole document or none of it
+            emit_json_pieces(records.iter_json(result))
+    else:
+        with open_output(fmt, schema=records.SCHEMA, columns=records.result_columns()) as out:
+            out.write(records.record(result))
+    if svg is not None or html is not None:
+        from ..render.rich_view import result_view
+
+        save_view(result_view(result, explain=explain), svg=svg, html=html)
 
 
 @handle_errors
@@ -89,6 +121,8 @@ def shoot(
     trials: o.TrialsOpt = 1_000_000,
     seed: o.SeedOpt = None,
     fmt: o.FormatOpt = OutputFormat.TABLE,
+    svg: o.SvgOpt = None,
+    html: o.HtmlOpt = None,
     explain: o.ExplainOpt = False,
     exact: o.ExactOpt = False,
     method: o.MethodOpt = None,
@@ -134,6 +168,8 @@ def fight(
     trials: o.TrialsOpt = 1_000_000,
     seed: o.SeedOpt = None,
     fmt: o.FormatOpt = OutputFormat.TABLE,
+    svg: o.SvgOpt = None,
+    html: o.HtmlOpt = None,
     explain: o.ExplainOpt = False,
     exact: o.ExactOpt = False,
     method: o.MethodOpt = None,

@@ -1,4 +1,5 @@
-"""Machine formats: the JSON document of a result.
+"""Machine formats of a result: the ``mathhammer.result/1`` document (``--format json``, written
+piece by piece), its one-line record (``ndjson``) and its CSV columns (``csv``).
 
 A distribution can hold a million rows (a unit of 1,000 models with 1,000 wounds each), so the
 command line writes the document piece by piece (:func:`iter_json`): ``json.dumps`` formats
@@ -16,11 +17,34 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import __version__, describe
-from ..result import ROW_BLOCK, DamageResult, Distribution, RowsHook
+from ..model import Context
+from ..result import ROW_BLOCK, SCHEMA, DamageResult, Distribution, RowsHook
+from .stream import RawJSON
 
-__all__ = ["WRITER", "document", "iter_json", "to_json"]
+__all__ = ["SCHEMA", "STAT_KEYS", "WRITER", "document", "iter_json", "record", "result_columns", "rows_json",
+           "stat_columns", "to_json"]
 
 WRITER = {"name": "mathhammer", "version": __version__}
+
+#: The keys of a stat block (``damage``, ``models_destroyed``, ...) in document order;
+#: ``capped_at`` is there only for a capped distribution, ``distribution`` is a list of rows.
+STAT_KEYS = ("mean", "sd", "sd_sample", "sem", "median", "p05", "p95", "distribution", "capped_at")
+_WEAPON_KEYS = ("name", "unit", "range", "type", "A", "BS", "WS", "S", "AP", "D", "abilities")
+_GROUP_KEYS = ("name", "models", "T", "Sv", "W", "invulnerable", "invulnerable_ranged_only", "feel_no_pain",
+               "keywords")
+_TARGET_KEYS = (*_GROUP_KEYS, "wounds_left", "allocation", "attached")
+_MODIFIER_KEYS = ("requested", "applied", "clamped", "parts")
+_THRESHOLD_KEYS = {
+    "hit": ("automatic", "skill", "skill_applied", "needed", "critical_on", *(f"modifier.{k}" for k in _MODIFIER_KEYS),
+            "reroll", "overwatch"),
+    "wound": ("strength", "toughness", "base", "needed", "critical_on", *(f"modifier.{k}" for k in _MODIFIER_KEYS),
+              "reroll", "twin_linked", "anti"),
+    "save": ("kind", "needed", "armour_needed", "invulnerable_needed", "ap", "cover", "modifier", "reroll"),
+    "damage": ("expression", "values", "half_damage", "added", "subtracted", "reroll", "feel_no_pain",
+               "devastating_wounds", "devastating_excess"),
+}
+_AGREEMENT_KEYS = ("agrees", "mean_difference_se", "mean_bound_se", "max_cdf_gap", "models_max_cdf_gap", "dkw_bound",
+                   "dkw_alpha")
 
 #: json.dumps' spelling of the floats that have no repr in JSON (``allow_nan``'s extensions).
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
@@ -40,6 +64,57 @@ def document(result: DamageResult, rows: RowsHook | None = None) -> dict[str, An
         if key == "p_destroy_unit":
             out.update(blocks)
     return out
+
+
+def stat_columns(prefix: str) -> tuple[str, ...]:
+    """The CSV columns of the stat block at ``prefix`` (``damage`` -> ``damage.mean``, ...,
+    ``damage.distribution``): one per key of :data:`STAT_KEYS`; the rows are one cell of JSON text."""
+    return tuple(f"{prefix}.{key}" for key in STAT_KEYS)
+
+
+def result_columns() -> tuple[str, ...]:
+    """The CSV columns of a ``mathhammer.result/1`` record, in document order: every scalar
+    leaf of the document as a dotted path, the same set whatever the request (a key a result
+    lacks, ``monte_carlo.*`` without ``--method both`` say, is an empty cell), so the CSV of
+    several runs shares one header.
+
+    Objects are flattened to their leaves; a list (a ``distribution``, ``keywords``, the
+    ``weapons`` and ``groups`` lists), the ``stages`` object (its keys depend on the engine) and
+    a modifier's ``parts`` (keyed by its sources) are one cell of compact JSON text. Commands
+    whose records hold the same blocks (``compare``, ``sweep``) take their columns from
+    :func:`stat_columns` the same way."""
+    return (
+        "schema", "writer.name", "writer.version", "method", "trials", "seed",
+        *(f"attacker.weapon.{k}" for k in _WEAPON_KEYS), "attacker.models", "attacker.unit", "attacker.points",
+        *(f"target.{k}" for k in _TARGET_KEYS),
+        *(f"context.{k}" for k in Context.__slots__),
+        *(f"thresholds.{stage}.{k}" for stage, keys in _THRESHOLD_KEYS.items() for k in keys), "thresholds.summary",
+        *stat_columns("damage"), *stat_columns("models_destroyed"), "p_destroy_unit",
+        "weapons", "groups", "stages",
+        *stat_columns("hazardous"), *stat_columns("hazardous.models_lost"), "hazardous.p_lose_model",
+        "explain",
+        "monte_carlo.trials", "monte_carlo.seed", *stat_columns("monte_carlo.damage"),
+        *stat_columns("monte_carlo.models_destroyed"), "monte_carlo.p_destroy_unit", "monte_carlo.simulate_seconds",
+        *(f"agreement.{k}" for k in _AGREEMENT_KEYS),
+        "warnings", "timing.compute_seconds",
+    )
+
+
+def rows_json(dist: Distribution, block: int = ROW_BLOCK) -> RawJSON:
+    """A distribution's ``distribution`` list as compact JSON text, formatted from the numpy
+    arrays a block of rows at a time (no dict per row): the text ``json.dumps`` would give."""
+    pieces = []
+    for rows in dist.iter_rows(block):
+        pieces.append(",".join([f'{{"value":{k},"p":{_number(p)},"p_at_least":{_number(least)}}}'
+                                for k, p, least in rows]))
+    return RawJSON("[" + ",".join(pieces) + "]")
+
+
+def record(result: DamageResult) -> dict[str, Any]:
+    """The ``mathhammer.result/1`` document as a record for :class:`~.stream.RecordWriter`
+    (``--format ndjson`` and ``csv``): :func:`document` with each ``distribution`` list as
+    :class:`~.stream.RawJSON` text (:func:`rows_json`), so a large one costs its text only."""
+    return document(result, rows=rows_json)
 
 
 def to_json(result: DamageResult) -> str:

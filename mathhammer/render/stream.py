@@ -14,21 +14,27 @@ from numpy a block at a time), spliced in as it is.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
-import secrets
 import signal
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import Any, Protocol
 
 from . import OutputFormat
 from .ascii import can_encode
 
-__all__ = ["RawJSON", "RecordWriter", "flatten", "json_escape", "json_text", "open_records", "whole_record"]
+__all__ = ["RawJSON", "RecordWriter", "TextSink", "csv_field", "flatten", "iter_json_text", "json_escape", "json_text",
+           "open_records", "whole_record"]
+
+
+class TextSink(Protocol):
+    """Where records go: a text stream (``sys.stdout``, ``io.StringIO``, an open file)."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
 
 
 class RawJSON(str):
@@ -38,16 +44,18 @@ class RawJSON(str):
     __slots__ = ()
 
 
-def json_text(value: Any, *, indent: int | None = None) -> str:
-    """``json.dumps(value)`` (compact, or indented by ``indent``; non-ASCII kept) with every
-    :class:`RawJSON` inside spliced in as the text it holds."""
+def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
+    """:func:`json_text` in pieces (each :class:`RawJSON` is a piece of its own, never copied
+    into a larger string)."""
+    import secrets
+
     raws: list[str] = []
     # a random tag, so that no string of the user's (a profile name, say) can pass for a placeholder
     tag = f"mathhammer-raw-{secrets.token_hex(16)}-"
 
     def mark(obj: Any) -> Any:
         if isinstance(obj, RawJSON):
-            raws.append(str(obj))
+            raws.append(obj)
             return f"{tag}{len(raws) - 1}"
         if isinstance(obj, Mapping):
             return {k: mark(v) for k, v in obj.items()}
@@ -57,9 +65,26 @@ def json_text(value: Any, *, indent: int | None = None) -> str:
 
     separators = (",", ":") if indent is None else (",", ": ")
     text = json.dumps(mark(value), indent=indent, ensure_ascii=False, separators=separators)
-    if not raws:
-        return text
-    return re.sub(f'"{re.escape(tag)}([0-9]+)"', lambda m: raws[int(m.group(1))], text)
+    start = 0
+    for match in re.finditer(f'"{re.escape(tag)}([0-9]+)"', text) if raws else ():
+        yield text[start:match.start()]
+        yield str(raws[int(match.group(1))])
+        start = match.end()
+    yield text[start:]
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``json.dumps(value)`` (compact, or indented by ``indent``; non-ASCII kept) with every
+    :class:`RawJSON` inside spliced in as the text it holds."""
+    return "".join(iter_json_text(value, indent=indent))
+
+
+def csv_field(text: str) -> str:
+    """One CSV field as the ``csv`` module writes it by default (RFC 4180): in double quotes,
+    its quotes doubled, when it holds a comma, a quote or a line break."""
+    if any(ch in text for ch in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def json_escape(text: str, encoding: str | None) -> str:
@@ -132,7 +157,7 @@ class RecordWriter:
     JSON and NDJSON (the data stays exact), Python's backslash escape in a CSV cell.
     """
 
-    def __init__(self, fmt: OutputFormat, stream: IO[str], *, schema: str, writer: Mapping[str, Any],
+    def __init__(self, fmt: OutputFormat, stream: TextSink, *, schema: str, writer: Mapping[str, Any],
                  columns: Sequence[str] = ()) -> None:
         if fmt is OutputFormat.TABLE:
             raise ValueError("a RecordWriter writes json, ndjson or csv")
@@ -144,22 +169,29 @@ class RecordWriter:
         self.count = 0
         self._started = False
 
-    def _emit(self, text: str) -> None:
+    def _emit(self, pieces: Iterable[str]) -> None:
+        """Write ``pieces`` and flush, as one whole (:func:`whole_record`)."""
         encoding = getattr(self.stream, "encoding", None)
-        if not can_encode(text, encoding):
-            text = (text.encode(encoding or "utf-8", "backslashreplace").decode(encoding or "utf-8")
-                    if self.fmt is OutputFormat.CSV else json_escape(text, encoding))
         with whole_record():
-            self.stream.write(text)
+            for text in pieces:
+                if not can_encode(text, encoding):
+                    text = (text.encode(encoding or "utf-8", "backslashreplace").decode(encoding or "utf-8")
+                            if self.fmt is OutputFormat.CSV else json_escape(text, encoding))
+                self.stream.write(text)
             self.stream.flush()
 
-    def _csv_lines(self, *rows: Sequence[str]) -> str:
-        buf = io.StringIO()
-        out = csv.writer(buf, lineterminator="\n")
+    def _csv_lines(self, *rows: Sequence[str]) -> Iterator[str]:
+        """The header (before the first record) and ``rows``, field by field."""
         if not self._started:
-            out.writerow(self.columns)
-        out.writerows(rows)
-        return buf.getvalue()
+            rows = (self.columns, *rows)
+        for row in rows:
+            if len(row) == 1 and not row[0]:
+                yield '""'  # an empty line would read back as no field at all
+            for i, cell in enumerate(row if len(row) != 1 or row[0] else ()):
+                if i:
+                    yield ","
+                yield csv_field(cell)
+            yield "\n"
 
     def write(self, record: Mapping[str, Any]) -> None:
         """One record: written at once (NDJSON, CSV; the CSV header with the first) or kept for
@@ -168,7 +200,7 @@ class RecordWriter:
         if self.fmt is OutputFormat.JSON:
             self.records.append(dict(record))
         elif self.fmt is OutputFormat.NDJSON:
-            self._emit(json_text(record) + "\n")
+            self._emit((*iter_json_text(record), "\n"))
         else:
             self._emit(self._csv_lines(flatten(record, self.columns)))
         self._started = True
@@ -177,7 +209,7 @@ class RecordWriter:
         """Finish: the JSON document; the CSV header when there was no record."""
         if self.fmt is OutputFormat.JSON:
             doc = {"schema": self.schema, "writer": self.writer, "records": self.records}
-            self._emit(json_text(doc, indent=2) + "\n")
+            self._emit((*iter_json_text(doc, indent=2), "\n"))
         elif self.fmt is OutputFormat.CSV and not self._started:
             self._emit(self._csv_lines())
             self._started = True
@@ -190,7 +222,7 @@ class RecordWriter:
             self.close()
 
 
-def open_records(fmt: OutputFormat, stream: IO[str], *, schema: str, columns: Sequence[str] = ()) -> RecordWriter:
+def open_records(fmt: OutputFormat, stream: TextSink, *, schema: str, columns: Sequence[str] = ()) -> RecordWriter:
     """A :class:`RecordWriter` whose documents name this mathhammer as their writer."""
     from .records import WRITER
 
