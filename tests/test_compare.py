@@ -337,6 +337,15 @@ def test_svg_and_html_save_the_ranking(tmp_path):
     assert "Rails" in html.read_text() and svg.read_text().lstrip().startswith("<svg")
 
 
+def test_pictures_with_a_machine_format(tmp_path):
+    """As shoot: the records on stdout, and the ranking they make saved as a picture."""
+    html = tmp_path / "r.html"
+    result = invoke(write(tmp_path, ROWS), "-t", "knight", "--exact", "-f", "csv", "--html", str(html))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("schema,") or "," in result.stdout.splitlines()[0]
+    assert "Rails" in html.read_text()
+
+
 def test_examples_run(tmp_path):
     for example in sorted((ROOT / "examples").glob("*.csv")):
         result = invoke(str(example), "-t", "knight", "--exact", "-f", "json")

@@ -158,6 +158,16 @@ def test_pictures(tmp_path: Path) -> None:
     assert "<html" in page and "Sv3+" in page and "background-color" in page
 
 
+def test_pictures_with_a_machine_format(tmp_path: Path) -> None:
+    """As shoot: the records on stdout, and the heat map they make saved as a picture."""
+    svg = tmp_path / "sweep.svg"
+    r = run(*SMALL, "--exact", "-f", "ndjson", "--svg", str(svg))
+    assert r.exit_code == 0, r.output
+    records = [json.loads(line) for line in r.stdout.splitlines()]
+    assert records and svg.read_text(encoding="utf-8").startswith("<svg")
+    assert f"{records[0]['value']:.2f}" in svg.read_text(encoding="utf-8").replace("&#160;", " ")
+
+
 def test_melee_and_situation_options() -> None:
     r = run("A3 WS3+ S5 AP-1 D1 [LANCE]", "--melee", "--charged", "-T", "5", "-S", "3", "--wounds", "1",
             "--models", "5", "--exact", "-f", "ndjson")
@@ -186,7 +196,7 @@ def test_warnings_are_said_once() -> None:
     (("--keyword", "X]; 9x T1 SV- W1"), 1, "Error: --keyword: a keyword is letters"),
     (("--exact", "--method", "monte-carlo"), 1, "Error: --method: --exact means --method exact"),
     (("--melee", "--cover"), 1, "Error: cover: a shooting situation"),
-    (("-f", "json", "--svg", "x.svg"), 1, "Error: --svg: saves the heat map, which only --format table shows"),
+    (("--svg", "no/such/folder/x.svg"), 1, "Error: --svg: "),
     (("--trials", "0"), 1, "Error: --trials: must be between 1 and"),
     (("--seed", "-1"), 1, "Error: --seed: must be between 0 and 9,223,372,036,854,775,807 (got -1)"),
     (("--toughness", "4", "--toughness", "5"), 1, "Error: --toughness: given more than once"),

@@ -41,6 +41,8 @@ _SYMBOLS = "×±…≥→⚔·–█▏’"
 #: terminal wraps long lines, but no number is ever cut.
 MIN_WIDTH = 40
 _DEFAULT_WIDTH = 80
+#: A run shorter than this (seconds) shows no progress bar.
+PROGRESS_AFTER = 1.0
 
 
 class ExitCode(IntEnum):
@@ -294,10 +296,10 @@ def save_view(renderable: Any, *, svg: Path | None = None, html: Path | None = N
 
     from rich.console import Console
 
-    console = Console(record=True, file=io.StringIO(), width=width or _DEFAULT_WIDTH, force_terminal=True,
+    console = Console(record=True, file=io.StringIO(), width=100_000, force_terminal=True,
                       color_system="truecolor", highlight=False, soft_wrap=False, markup=False, emoji=False)
-    need = console.measure(renderable).minimum
-    console.width = max(console.width, need, MIN_WIDTH)
+    need = console.measure(renderable).minimum  # measured unconstrained (rich clamps to the console's width)
+    console.width = max(width or _DEFAULT_WIDTH, need, MIN_WIDTH)
     console.print(renderable)
     for path, option in ((svg, "--svg"), (html, "--html")):
         if path is None:
@@ -340,6 +342,41 @@ def open_output(fmt: OutputFormat, *, schema: str, columns: Sequence[str] = ()) 
 
     with open_records(fmt, _Stdout(_stdout()), schema=schema, columns=columns) as writer:
         yield writer
+
+
+@contextmanager
+def progress(total: int, label: str) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr for ``total`` steps (the context gives the function that counts
+    one), shown once the run has taken a second (:data:`PROGRESS_AFTER`), on a terminal only:
+    never in a pipe or a file."""
+    stream = sys.stderr
+    if stream is None or not stream.isatty() or total < 2:
+        yield lambda: None
+        return
+    import time
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    bar = Progress(label, BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                   console=Console(file=stream), transient=True)
+    task = bar.add_task(label, total=total)
+    start = time.monotonic()
+    shown = False
+
+    def advance() -> None:
+        nonlocal shown
+        bar.advance(task)
+        if not shown and time.monotonic() - start > PROGRESS_AFTER:
+            bar.start()
+            shown = True
+
+    try:
+        yield advance
+    finally:
+        if shown:
+            bar.stop()
+
 
 
 def finish(code: int) -> int:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
@@ -11,12 +9,20 @@ from typing import Annotated, Any
 import typer
 
 from ..compare import SortKey
-from ..errors import InputError
 from ..model import Method
 from ..render import OutputFormat
 from . import options as o
-from ._io import ascii_stdout, check_writable, echo_err, emit_view, handle_errors, output_failed, report
-from .shoot import _method
+from ._io import (
+    ascii_stdout,
+    check_writable,
+    echo_err,
+    emit_view,
+    handle_errors,
+    open_output,
+    progress,
+    report,
+    save_view,
+)
 
 FileArg = Annotated[str, typer.Argument(
     metavar="FILE",
@@ -47,8 +53,6 @@ CompareTrialsOpt = Annotated[int, typer.Option(
     help="Monte Carlo trials per row and target (default 100,000: a standard error of ~0.3% of a typical mean).",
 )]
 
-#: A run shorter than this shows no progress bar.
-_PROGRESS_AFTER = 1.0
 
 
 @handle_errors
@@ -71,16 +75,13 @@ def compare(
     from ..compare import Comparison, Failed, record
 
     check_writable(svg=svg, html=html)
-    if fmt is not OutputFormat.TABLE and (svg or html):
-        raise InputError("pictures are of the table", where="--svg" if svg else "--html",
-                         value=str(svg or html), hint="leave out --format, or the picture")
-    chosen = _method(exact, method)
+    chosen = o.chosen_method(exact, method)
     run = Comparison(file, target or (), method=chosen, trials=trials, seed=seed, jobs=jobs, profiles=profiles or (),
                      keep_going=keep_going)
     for e in run.errors:
         report(e)
     records: list[dict[str, Any]] = []
-    with _records(fmt, run.targets) as write, _progress(run.total) as advance:
+    with _records(fmt, run.targets) as write, progress(run.total, "compare") as advance:
         for done in run:
             advance()
             if isinstance(done, Failed):
@@ -89,11 +90,14 @@ def compare(
             rec = record(done)
             records.append(rec)
             write(rec)
-    if fmt is OutputFormat.TABLE:
+    if fmt is OutputFormat.TABLE or svg is not None or html is not None:
         from ..render.ranking import ranking_view
 
-        emit_view(ranking_view(records, sort, targets=run.targets, ascii=ascii_stdout(), footer=_footer(run)),
-                  svg=svg, html=html)
+        if fmt is OutputFormat.TABLE:
+            emit_view(ranking_view(records, sort, targets=run.targets, ascii=ascii_stdout(), footer=_footer(run)),
+                      svg=svg, html=html)
+        else:  # the records on stdout, and the picture of the table they make
+            save_view(ranking_view(records, sort, targets=run.targets, footer=_footer(run)), svg=svg, html=html)
     echo_err(run.summary())
     if run.failed:
         raise typer.Exit(1)
@@ -113,52 +117,10 @@ def _records(fmt: OutputFormat, targets: tuple[str, ...]) -> Iterator[Any]:
         yield lambda rec: None
         return
     from ..compare import RECORD_COLUMNS, SCHEMA
-    from ..render.stream import open_records
 
-    writer = open_records(fmt, sys.stdout, schema=SCHEMA, columns=RECORD_COLUMNS)
     held: list[dict[str, Any]] = []
     rank = {t: i for i, t in enumerate(targets)}
-
-    def write(rec: dict[str, Any]) -> None:
-        try:
+    with open_output(fmt, schema=SCHEMA, columns=RECORD_COLUMNS) as writer:
+        yield held.append if fmt is OutputFormat.JSON else writer.write
+        for rec in sorted(held, key=lambda r: (r["row"], rank.get(r["target"], len(rank)))):
             writer.write(rec)
-        except OSError as e:
-            raise typer.Exit(output_failed(e)) from None
-
-    yield held.append if fmt is OutputFormat.JSON else write
-    for rec in sorted(held, key=lambda r: (r["row"], rank.get(r["target"], len(rank)))):
-        write(rec)
-    try:
-        writer.close()
-    except OSError as e:
-        raise typer.Exit(output_failed(e)) from None
-
-
-@contextmanager
-def _progress(total: int) -> Iterator[Any]:
-    """A progress bar on stderr, shown once the run has taken a second, on a terminal only."""
-    stream = sys.stderr
-    if stream is None or not stream.isatty() or total < 2:
-        yield lambda: None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    bar = Progress("compare", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                   console=Console(file=stream), transient=True)
-    task = bar.add_task("rows", total=total)
-    start = time.monotonic()
-    shown = False
-
-    def advance() -> None:
-        nonlocal shown
-        bar.advance(task)
-        if not shown and time.monotonic() - start > _PROGRESS_AFTER:
-            bar.start()
-            shown = True
-
-    try:
-        yield advance
-    finally:
-        if shown:
-            bar.stop()

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..errors import InputError
 from ..limits import MAX_ATTACKING_MODELS, MAX_DAMAGE_MOD, MAX_ROLL_MOD, MAX_TARGET_MODELS, MAX_TRIALS
 from ..model import Allocation, CommandReroll, DamageReroll, Method, RerollPolicy, RulesVersion, SaveReroll
 from ..render import OutputFormat
@@ -172,3 +173,15 @@ ProfilesOpt = Annotated[list[Path] | None, typer.Option(
     "--profiles", click_type=Folder(), metavar="DIR",
     help="Extra folder of profile YAML files (repeatable); also $MATHHAMMER_PROFILES.",
 )]
+
+
+def chosen_method(exact: bool, method: Method | None) -> Method:
+    """``--exact`` and ``--method`` as one method (monte-carlo when neither is given).
+
+    Raises:
+        InputError: ``--exact`` with another ``--method``.
+    """
+    if exact and method not in (None, Method.EXACT):
+        raise InputError("--exact means --method exact", where="--method", value=method.value if method else None,
+                         hint="give one of them")
+    return Method.EXACT if exact else (method or Method.MONTE_CARLO)

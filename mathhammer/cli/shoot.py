@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import InputError
-from ..model import Allocation, CommandReroll, Method, RulesVersion
+from ..model import Allocation, CommandReroll, RulesVersion
 from ..render import OutputFormat
 from . import options as o
 from ._io import (
@@ -54,13 +53,6 @@ def _pick(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     return {("firing_models" if n == "models" else n): values[n] for n in names}
 
 
-def _method(exact: bool, method: Method | None) -> Method:
-    if exact and method not in (None, Method.EXACT):
-        raise InputError("--exact means --method exact", where="--method", value=method.value if method else None,
-                         hint="give one of them")
-    return Method.EXACT if exact else (method or Method.MONTE_CARLO)
-
-
 def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, explain: bool, run: dict[str, Any],
             flags: dict[str, Any], mods: dict[str, Any], profiles: Any) -> None:
     """The shared body: resolve profiles, merge modifiers, analyse, render."""
@@ -68,7 +60,7 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
     from ..engine.montecarlo import check_trials, live_compile_status
 
     check_trials(run["trials"])
-    method = _method(run["exact"], run["method"])
+    method = o.chosen_method(run["exact"], run["method"])
     check_writable(svg=run["svg"], html=run["html"])  # before the work, not after it
     situation = {k: v for k, v in {**mods, **flags}.items() if k != "firing_models"}
     attack = build(weapons, target, melee=melee, models=flags["firing_models"], target_models=run["target_models"],

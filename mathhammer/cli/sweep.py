@@ -3,19 +3,27 @@ against every Toughness x Save, as a heat map or one record per cell."""
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
 
-from ..errors import InputError
 from ..limits import MAX_ATTACKING_MODELS, MAX_TARGET_MODELS, MAX_TRIALS, MAX_WOUNDS
 from ..model import CommandReroll, Method, RulesVersion
 from ..render import OutputFormat
 from ..sweep import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
 from . import options as o
-from ._io import ExitCode, ascii_stdout, emit_view, handle_errors, output_failed, warn
-from .shoot import WeaponArg, _method
+from ._io import (
+    ExitCode,
+    ascii_stdout,
+    check_writable,
+    emit_view,
+    handle_errors,
+    open_output,
+    progress,
+    save_view,
+    warn,
+)
+from .shoot import WeaponArg
 
 ToughnessOpt = Annotated[str, typer.Option(
     "--toughness", "-T", metavar="RANGE",
@@ -81,19 +89,23 @@ def _situation(values: dict[str, Any], melee: bool) -> dict[str, Any]:
     return {k: values[k] for k in _SITUATION if not (melee and k in _SHOOTING and not values[k])}
 
 
-def _emit(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
-    """Run the cells, streaming records (json, ndjson, csv); the cells, in grid order."""
-    from ..render.stream import open_records
+def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
+    """Run the cells (a progress bar on a terminal), streaming records for json, ndjson and
+    csv; the cells, in grid order."""
     from ..sweep import COLUMNS, SCHEMA, iter_cells, record
 
     cells = []
-    try:
-        with open_records(fmt, sys.stdout, schema=SCHEMA, columns=COLUMNS) as out:
+    with progress(len(plan.tasks), "sweep") as advance:
+        if fmt is OutputFormat.TABLE:
             for cell in iter_cells(plan, jobs=jobs):
+                advance()
+                cells.append(cell)
+            return cells
+        with open_output(fmt, schema=SCHEMA, columns=COLUMNS) as out:
+            for cell in iter_cells(plan, jobs=jobs):
+                advance()
                 cells.append(cell)
                 out.write(record(plan, cell))
-    except OSError as e:
-        raise typer.Exit(output_failed(e)) from None
     return cells
 
 
@@ -145,25 +157,26 @@ def sweep(
     """How do these weapons fare against every Toughness x Save? A heat map, or one record per cell."""
     from ..api import library
     from ..engine.montecarlo import live_compile_status
-    from ..sweep import Sweep, iter_cells, plan_sweep, warnings_of
+    from ..sweep import Sweep, plan_sweep, warnings_of
 
     values = locals()
-    if fmt is not OutputFormat.TABLE and (svg is not None or html is not None):
-        raise InputError("saves the heat map, which only --format table shows", where="--svg" if svg else "--html",
-                         value=fmt.value, hint="leave out --format, or the picture")
-    chosen: Method = _method(exact, method)
+    check_writable(svg=svg, html=html)  # before the work, not after it
+    chosen: Method = o.chosen_method(exact, method)
     plan = plan_sweep(weapon, toughness=toughness, save=save, invulnerable=invuln, feel_no_pain=fnp, wounds=wounds,
                       models=models, keywords=keyword or (), metric=metric, method=chosen, trials=trials, seed=seed,
                       melee=melee, firing_models=firing_models, only=only or (), exclude=exclude or (),
                       lib=library(profiles or ()), **_situation(values, melee))
     with live_compile_status():
-        cells = list(iter_cells(plan, jobs=jobs)) if fmt is OutputFormat.TABLE else _emit(plan, fmt, jobs)
+        cells = _cells(plan, fmt, jobs)
     for message in warnings_of(cells):
         warn(message)
-    if fmt is OutputFormat.TABLE:
+    if fmt is OutputFormat.TABLE or svg is not None or html is not None:
         from ..render.heatmap import heatmap_view
 
-        emit_view(heatmap_view(Sweep(plan=plan, cells=tuple(cells)), ascii=ascii_stdout()), svg=svg, html=html)
+        if fmt is OutputFormat.TABLE:
+            emit_view(heatmap_view(Sweep(plan=plan, cells=tuple(cells)), ascii=ascii_stdout()), svg=svg, html=html)
+        else:  # the records on stdout, and the picture of the heat map they make
+            save_view(heatmap_view(Sweep(plan=plan, cells=tuple(cells))), svg=svg, html=html)
     disagree = [c for c in cells if (a := c.result.provenance.get("agreement")) is not None and not a.agrees]
     if disagree:
         warn(f"Monte Carlo and exact disagree in {len(disagree)} cell(s), first at {disagree[0].target!r}")
