@@ -111,13 +111,13 @@ def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, tri
 
 
 def run(weapons: str | Sequence[str], target: str, *, method: Method | str = Method.MONTE_CARLO,
-        trials: int = 1_000_000, seed: int | None = None, threads: int | None = None, **build_options: Any
-        ) -> DamageResult:
+        trials: int = 1_000_000, seed: int | None = None, threads: int | None = None, stages: bool = True,
+        **build_options: Any) -> DamageResult:
     """:func:`build` then :func:`run_attack`: what ``mathhammer shoot`` (``fight`` with
     ``melee=True``) computes, as a :class:`~mathhammer.result.DamageResult` (``to_dict()`` gives
     the JSON document's content). The same seed gives the command line's numbers."""
     return run_attack(build(weapons, target, **build_options), method=method, trials=trials, seed=seed,
-                      threads=threads)
+                      threads=threads, stages=stages)
 
 
 def _count(models: int) -> int:

@@ -392,7 +392,7 @@ def run_rows(rows: Sequence[Row], targets: Sequence[str], *, method: Method = Me
             pairs.append((row, target, None if seed is None or method is Method.EXACT
                           else row_seed(seed, row.label, target)))
     tasks = [Task(Recipe.of(row.weapons, target, dict(row.options), profiles), method=method, trials=trials,
-                  seed=s, stages=True, slim=True) for row, target, s in pairs]
+                  seed=s, stages=False, slim=True) for row, target, s in pairs]
     runs = run_many(tasks, jobs=jobs)
     try:
         for i, outcome in runs:

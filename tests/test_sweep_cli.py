@@ -246,7 +246,7 @@ def test_a_record_is_reproduced_by_shoot() -> None:
     from mathhammer.cli import app as root
 
     for rec in _records("ndjson")[::5]:
-        r = runner.invoke(root, ["shoot", BOLTER, "-t", rec["target"], "--seed", str(rec["seed"]), "--trials",
+        r = runner.invoke(root, ["shoot", BOLTER, "-t", rec["target"], "--no-stages", "--seed", str(rec["seed"]), "--trials",
                                  str(rec["trials"]), "-f", "json"], env=ENV)
         assert r.exit_code == 0, r.output
         doc = json.loads(r.stdout)

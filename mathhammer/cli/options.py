@@ -45,6 +45,12 @@ TrialsOpt = Annotated[int, typer.Option(
     "--trials", click_type=_whole(1, MAX_TRIALS), metavar="N",
     help="Monte Carlo trials (1 to 1,000,000,000).",
 )]
+StagesOpt = Annotated[bool, typer.Option(
+    "--stages/--no-stages",
+    help=("Count the per-stage breakdown (hits, wounds, saves failed...) of a Monte Carlo run. --no-stages is "
+          "quicker and draws other random numbers: those of compare and sweep, so --no-stages with a record's "
+          "seed repeats it."),
+)]
 ThreadsOpt = Annotated[int | None, typer.Option(
     "--threads", click_type=_whole(1), metavar="N",
     help="Threads (default: all cores); results do not depend on it.",

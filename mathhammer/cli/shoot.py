@@ -41,7 +41,7 @@ MeleeWeaponArg = Annotated[list[str], typer.Argument(
 #: Command parameters by where they go: the run, the situation (Context flags), and the
 #: modifiers that profiles may also carry (None = not given, so a profile value stands).
 _RUN = ("trials", "seed", "threads", "target_models", "exact", "method", "wounds_left", "allocation", "only",
-        "exclude", "svg", "html")
+        "exclude", "svg", "html", "stages")
 _SHOOT_FLAGS = ("models", "cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll",
                 "rules")
 _FIGHT_FLAGS = ("models", "charged", "command_reroll", "rules")
@@ -67,7 +67,8 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
                    wounds_left=run["wounds_left"], allocation=run["allocation"], only=run["only"] or (),
                    exclude=run["exclude"] or (), lib=library(profiles or ()), **situation)
     with live_compile_status():  # a first-run compile counts its seconds on a terminal
-        result = run_attack(attack, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"])
+        result = run_attack(attack, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"],
+                            stages=run["stages"])
     for message in result.provenance["warnings"]:
         warn(message)
     _emit(result, fmt, explain, svg=run["svg"], html=run["html"])
@@ -138,6 +139,7 @@ def shoot(
     reroll_saves: o.RerollSavesOpt = None,
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
+    stages: o.StagesOpt = True,
     threads: o.ThreadsOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
@@ -183,6 +185,7 @@ def fight(
     reroll_saves: o.RerollSavesOpt = None,
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
+    stages: o.StagesOpt = True,
     threads: o.ThreadsOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
