@@ -9,7 +9,10 @@ D2, unlimited wounds (the fused fast path).
 
 Run: python3 benchmarks/bench_units.py [--trials N] [--repeats R]
 Prints trials and attacks per CPU-second of each, with and without the stage breakdown, and
-the ratio of attacks per second (reference / unit).
+the ratio of attacks per second (reference / unit). The unit's and the reference's runs
+alternate, round by round: on a shared machine a burst of load then slows both, where timing
+one block of unit runs and then one block of reference runs made the ratio swing by 25% from
+one run to the next.
 """
 
 from __future__ import annotations
@@ -38,43 +41,47 @@ def unit_inputs(sergeant_save: int = 3):
     return compile_matchup(Matchup(weapons=weapons, target=target)).unit
 
 
-def cpu_rate(inputs, trials: int, repeats: int, stages: bool) -> tuple[float, float]:
-    """Median trials per CPU-second (one thread) and the mean attacks per trial."""
-    montecarlo.run(inputs, trials=1000, seed=0, threads=1, stages=stages)  # load / compile
-    rates, attacks = [], 0.0
-    for _ in range(repeats):
-        start = time.process_time()
-        r = montecarlo.run(inputs, trials=trials, seed=1, threads=1, stages=stages)
-        rates.append(trials / (time.process_time() - start))
-        if stages:
-            attacks = r.stages["attacks"].mean()
-    return statistics.median(rates), attacks
+def cpu_seconds(inputs, trials: int, stages: bool) -> float:
+    """CPU seconds of one run on one thread."""
+    start = time.process_time()
+    montecarlo.run(inputs, trials=trials, seed=1, threads=1, stages=stages)
+    return time.process_time() - start
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=1_000_000)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=9)
     args = ap.parse_args()
     ref = reference_inputs()
-    print(f"median of {args.repeats} runs of {args.trials:,} trials, one thread, per CPU-second")
+    print(f"{args.repeats} rounds of {args.trials:,} trials, one thread, per CPU-second; unit and reference runs "
+          f"alternate, so that both see the same load on a shared machine: medians, and the median of the rounds' "
+          f"ratios")
     for save, label in ((3, "saves alike"), (2, "saves differ")):
         print(f" sergeant Sv{save}+ ({label}):")
         compare(unit_inputs(save), ref, args)
 
 
 def compare(unit, ref, args) -> None:
+    attacks = {}
+    for name, inputs in (("unit", unit), ("reference", ref)):
+        attacks[name] = montecarlo.run(inputs, trials=10_000, seed=0, threads=1, stages=True).stages["attacks"].mean()
     for stages in (True, False):
-        u_rate, u_attacks = cpu_rate(unit, args.trials, args.repeats, True)
-        if not stages:
-            u_rate, _ = cpu_rate(unit, args.trials, args.repeats, False)
-        r_rate, r_attacks = cpu_rate(ref, args.trials, args.repeats, True)
-        if not stages:
-            r_rate, _ = cpu_rate(ref, args.trials, args.repeats, False)
+        for inputs in (unit, ref):
+            montecarlo.run(inputs, trials=1000, seed=0, threads=1, stages=stages)  # load / compile
+        unit_rates, ref_rates, ratios = [], [], []
+        for _ in range(args.repeats):
+            u = args.trials / cpu_seconds(unit, args.trials, stages)
+            r = args.trials / cpu_seconds(ref, args.trials, stages)
+            unit_rates.append(u)
+            ref_rates.append(r)
+            ratios.append(r * attacks["reference"] / (u * attacks["unit"]))
+        u_rate, r_rate = statistics.median(unit_rates), statistics.median(ref_rates)
         label = "with stages" if stages else "no stages"
-        print(f"  {label:11s} unit {u_rate / 1e6:6.2f} M trials ({u_rate * u_attacks / 1e6:7.1f} M attacks), "
-              f"reference {r_rate / 1e6:6.2f} M trials ({r_rate * r_attacks / 1e6:7.1f} M attacks): "
-              f"reference / unit per attack {r_rate * r_attacks / (u_rate * u_attacks):.2f}x")
+        print(f"  {label:11s} unit {u_rate / 1e6:6.2f} M trials ({u_rate * attacks['unit'] / 1e6:7.1f} M attacks), "
+              f"reference {r_rate / 1e6:6.2f} M trials ({r_rate * attacks['reference'] / 1e6:7.1f} M attacks): "
+              f"reference / unit per attack {statistics.median(ratios):.2f}x "
+              f"(rounds {min(ratios):.2f}-{max(ratios):.2f}x)")
 
 
 if __name__ == "__main__":

@@ -919,10 +919,17 @@ def histogram_widths(inputs: UnitInputs) -> tuple[int, ...]:
             inputs.hazard_firing + 1, sum(m + 1 for m in inputs.group_models), 2 * inputs.n_weapons)
 
 
+def scratch_width(inputs: UnitInputs) -> int:
+    """Entries of one thread's kernel scratch row: per trial, models destroyed in each group and
+    pending Devastating wounds of each weapon group; per call, each (weapon group, model group)
+    pair's fixed Damage (mathhammer.kernel.simulate)."""
+    return inputs.n_groups + inputs.n_weapons + inputs.n_weapons * inputs.n_groups
+
+
 def _row_bytes(inputs: KernelInputs | UnitInputs) -> int:
     """Bytes of one thread's row of every histogram (int64 counts, padded) and scratch space."""
     u = as_unit(inputs)
-    return 8 * (sum(padded_width(w) for w in histogram_widths(u)) + padded_width(u.n_groups + u.n_weapons))
+    return 8 * (sum(padded_width(w) for w in histogram_widths(u)) + padded_width(scratch_width(u)))
 
 
 #: Bytes of one chunk's float64 sums of the capped stage values (at most MAX_CHUNKS of them).

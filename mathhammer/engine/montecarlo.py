@@ -34,6 +34,7 @@ from ..compile import (
     histogram_widths,
     monte_carlo_threads,
     padded_width,
+    scratch_width,
 )
 from ..errors import InputError
 from ..limits import MAX_CHUNKS, MAX_TRIALS
@@ -186,7 +187,7 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
             out_damage, out_models, u.stage_offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups,
             group_offsets, out_weapons,
             *kernel.simulation_tables(u.stages, u.rolls, u.roll_maps, params, u.stage_offsets, u.single),
-            _rows(slots, kernel.BUFFER, np.uint64), _rows(slots, u.n_groups + u.n_weapons, np.int64))
+            _rows(slots, kernel.BUFFER, np.uint64), _rows(slots, scratch_width(u), np.int64))
     kernel.prepare_simulation(args, live=_LIVE.get())
     seconds = _run_batches(args, sizes, batch, slots)
     damage, models, stage_counts, hazard, hazard_models, group_counts, weapon_sums = (
@@ -236,8 +237,8 @@ def _breakdown(inputs: UnitInputs, counts: npt.NDArray[np.int64],
     (KernelInputs.stage_capped) gets its exact mean and sd from the sums of the values in its
     last bin (``over``, summed over the chunks)."""
     off = inputs.stage_offsets
-    fnp = inputs.params[0, 0, Param.FLAGS] & Flag.FEEL_NO_PAIN
-    if inputs.single and not fnp:  # the fast path counts it once: the same
+    fnp = (inputs.params[..., Param.FLAGS] & Flag.FEEL_NO_PAIN).any()
+    if not fnp:  # the kernel counts it once: the same
         before, after = StageCount.DAMAGE_BEFORE_FNP, StageCount.DAMAGE_AFTER_FNP
         counts[off[after]:off[after + 1]] = counts[off[before]:off[before + 1]]
         over[2 * after:2 * after + 2] = over[2 * before:2 * before + 2]

@@ -384,10 +384,12 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     (its tables against group 0: they do not depend on the group), Devastating-Wounds crits set
     aside. Its other wounds are allocated one at a time to the current model of a track
     (:func:`_track_of`, :func:`_take`): the saving throw, Damage and Feel No Pain of that model's
-    group. With one group of identical models the saves do not depend on the allocation, so
-    they are drawn as a count first. After every weapon group: the Devastating-Wounds attacks
-    (R-6.3), then Hazardous tests (R-9.7). ``scratch`` holds the per-trial counts (kills per
-    group, pending Devastating wounds per weapon group) in place of allocated arrays.
+    group. When every group takes the weapon's saves alike they do not depend on the
+    allocation, so they are drawn as a count first. After every weapon group: the
+    Devastating-Wounds attacks (R-6.3), then Hazardous tests (R-9.7). ``scratch`` holds the
+    per-trial counts (kills per group, pending Devastating wounds per weapon group) in place of
+    allocated arrays, and each pair's Damage when it is fixed and no Feel No Pain applies (one read
+    per wound in place of the stacked [G, J, ...] tables').
     """
     n_weapons = stages.shape[0]
     n_groups = stages.shape[1]
@@ -401,6 +403,26 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
         offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
     l0, l1, l2, l3, l4 = b1 - b0 - 1, b2 - b1 - 1, b3 - b2 - 1, b4 - b3 - 1, b5 - b4 - 1
     l5, l6, l7, l8, l9 = b6 - b5 - 1, b7 - b6 - 1, b8 - b7 - 1, b9 - b8 - 1, offsets[10] - b9 - 1
+    # Facts that hold for every trial, found once per call: each pair's Damage when it is fixed
+    # and no Feel No Pain applies (scratch[fixed + g * J + j], 0 otherwise), and which stage
+    # counts cannot vary (counted once, after the loop, as in _run_fast; without Feel No Pain
+    # the engine copies the damage before it)
+    fixed = n_groups + n_weapons
+    fixed_attacks = 0
+    lethal_any = devastating_any = fnp_any = False
+    for g in range(n_weapons):
+        flags = params[g, 0, P_FLAGS]
+        lethal_any |= (flags & F_LETHAL) != 0
+        devastating_any |= (flags & F_DEVASTATING) != 0
+        if fixed_attacks >= 0 and rolls[g, 0, ATTACKS, 0] + rolls[g, 0, ATTACKS, 1] == 0:
+            fixed_attacks += params[g, 0, P_FIRING] * roll_maps[g, 0, ATTACKS, 0]
+        else:
+            fixed_attacks = -1
+        for j in range(n_groups):
+            fnp = (params[g, j, P_FLAGS] & F_FNP) != 0
+            fnp_any |= fnp
+            plain = not fnp and rolls[g, j, DAMAGE, 0] + rolls[g, j, DAMAGE, 1] == 0
+            scratch[fixed + g * n_groups + j] = roll_maps[g, j, DAMAGE, 0] if plain else 0
     pos = np.int64(st[S_POS])
     s = st[S_COUNTER]
     if pos < BUFFER:  # resume: the buffer holds the BUFFER values before the counter
@@ -521,16 +543,21 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                     if fail == 0:
                         continue
                 unsaved += 1
-                if rolls[g, j, DAMAGE, 0] + rolls[g, j, DAMAGE, 1] == 0:
-                    dmg = roll_maps[g, j, DAMAGE, 0]
+                dmg = scratch[fixed + g * n_groups + j]  # one read when the Damage is fixed, without FNP
+                if dmg > 0:
+                    before += dmg
                 else:
-                    dc = 1 if command == C_DAMAGE else 0
-                    dmg, dc, pos, s = _damage_roll(dc, rolls[g, j], roll_maps[g, j], roll_flags[g, j], buf, pos, s)
-                    if command == C_DAMAGE and dc == 0:
-                        command = 0
-                before += dmg
-                if params[g, j, P_FLAGS] & F_FNP:
-                    dmg, pos, s = count(table[g, j], alias[g, j], K_FNP_LOST, dmg, buf, pos, s)
+                    if rolls[g, j, DAMAGE, 0] + rolls[g, j, DAMAGE, 1] == 0:
+                        dmg = roll_maps[g, j, DAMAGE, 0]
+                    else:
+                        dc = 1 if command == C_DAMAGE else 0
+                        dmg, dc, pos, s = _damage_roll(dc, rolls[g, j], roll_maps[g, j], roll_flags[g, j], buf, pos,
+                                                       s)
+                        if command == C_DAMAGE and dc == 0:
+                            command = 0
+                    before += dmg
+                    if params[g, j, P_FLAGS] & F_FNP:
+                        dmg, pos, s = count(table[g, j], alias[g, j], K_FNP_LOST, dmg, buf, pos, s)
                 after += dmg
                 if unlimited:
                     total += dmg
@@ -582,21 +609,32 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
             out_groups[group_offsets[j] + scratch[j]] += 1
         out_damage[total] += 1
         out_models[destroyed] += 1
-        if keep_stages:
-            _count_at(out_stages, out_over, 0, b0, l0, n_attacks, 1)
+        if keep_stages:  # counts that cannot vary are counted once, after the loop
+            if fixed_attacks < 0:
+                _count_at(out_stages, out_over, 0, b0, l0, n_attacks, 1)
             _count_at(out_stages, out_over, 1, b1, l1, hits, 1)
             _count_at(out_stages, out_over, 2, b2, l2, crits, 1)
             _count_at(out_stages, out_over, 3, b3, l3, wounds, 1)
             _count_at(out_stages, out_over, 4, b4, l4, crit_wounds, 1)
-            _count_at(out_stages, out_over, 5, b5, l5, autos, 1)
-            _count_at(out_stages, out_over, 6, b6, l6, pendings, 1)
+            if lethal_any:
+                _count_at(out_stages, out_over, 5, b5, l5, autos, 1)
+            if devastating_any:
+                _count_at(out_stages, out_over, 6, b6, l6, pendings, 1)
             _count_at(out_stages, out_over, 7, b7, l7, unsaved, 1)
             _count_at(out_stages, out_over, 8, b8, l8, before, 1)
-            _count_at(out_stages, out_over, 9, b9, l9, after, 1)
+            if fnp_any:  # else the engine copies DAMAGE_BEFORE_FNP: the same
+                _count_at(out_stages, out_over, 9, b9, l9, after, 1)
         if hazard_firing > 0:
             lost, dead, pos, s = _hazardous(hazard_firing, attacker, attacker[0, 2], buf, pos, s)
             out_hazard[lost] += 1
             out_hazard_models[dead] += 1
+    if keep_stages:
+        if fixed_attacks >= 0:
+            _count_at(out_stages, out_over, 0, b0, l0, fixed_attacks, n_trials)
+        if not lethal_any:
+            _count_at(out_stages, out_over, 5, b5, l5, 0, n_trials)
+        if not devastating_any:
+            _count_at(out_stages, out_over, 6, b6, l6, 0, n_trials)
     st[S_POS] = pos
     st[S_COUNTER] = s
 
@@ -764,7 +802,8 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
         end to end (jstart [G, N_JOINT, TABLE_N + 2], jchunk [G, N_JOINT]; kind k of group g not built
         when jchunk[g, k] is 0): the fast path's for a single pair, the units path's otherwise
     buffers: uint64[slots, >= BUFFER]  scratch space for the random streams (the kernel allocates nothing)
-    scratch: int64[slots, >= J + G]  per-trial counts of the general path
+    scratch: int64[slots, >= J + G + G J]  the general path's per-trial counts and per-pair fixed Damage
+        (mathhammer.compile.scratch_width)
     All outputs are zeroed by the caller before the first call and only added to.
     """
     keep_stages = (params[0, 0, P_FLAGS] & F_STAGES) != 0
