@@ -32,6 +32,7 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, Any
 
+from .choices import SortKey
 from .errors import InputError, MathhammerError
 from .model import Allocation, Context, Method
 
@@ -56,15 +57,6 @@ RECORD_COLUMNS: tuple[str, ...] = (
 _TRUE, _FALSE = {"true", "yes", "y", "1"}, {"false", "no", "n", "0"}
 _WHOLE = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"\d+(\.\d+)?")
-
-
-class SortKey(str, Enum):
-    """``--sort`` values: what a ranking orders by (highest first)."""
-
-    MEAN = "mean"
-    PER_POINTS = "per-points"
-    P_DESTROY = "p-destroy"
-    MODELS = "models"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,12 @@ Toughness, each Save from best to none), so outputs are the same byte for byte.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from .choices import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
 from .errors import InputError, MathhammerError
 from .limits import MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_WOUNDS
 from .model import Method
@@ -35,58 +34,13 @@ __all__ = ["COLUMNS", "DEFAULT_SAVES", "DEFAULT_TOUGHNESS", "DEFAULT_TRIALS", "N
            "record", "run_sweep", "save_label", "warnings_of"]
 
 SCHEMA = "mathhammer.sweep/1"
-#: The default axes: T1-T14 and Sv2+ to no armour save (written ``SV-``, the value 7).
-DEFAULT_TOUGHNESS = "1-14"
-DEFAULT_SAVES = "2-7"
 #: The Save value of "no armour save" (``SV-`` inline; 7+ only succeeds with a net +1).
 NO_SAVE = 7
-#: Trials per cell unless told: a 14 x 6 grid then runs 8.4 million trials.
-DEFAULT_TRIALS = 100_000
 _MAX_SEED = 2**63 - 1
 #: An exact sweep whose cells would all take less than this, at the pace of the first one, runs
 #: them one after another: starting worker processes and sending results back costs more
 #: (measured in benchmarks/bench_sweep.py: 84 cells of ~2 ms, 0.19 s serial, 0.32 s on two).
 _SERIAL_SECONDS = 0.5
-
-
-class Metric(str, Enum):
-    """What a heat-map cell shows (``--metric``); every record carries all four blocks anyway."""
-
-    MEAN = "mean"  # mean wounds lost
-    P_KILL_MODEL = "p-kill-model"  # P(at least one model destroyed)
-    MODELS = "models"  # mean models destroyed
-    P_DESTROY = "p-destroy"  # P(every model destroyed)
-
-    @property
-    def label(self) -> str:
-        """The words for it (titles, legends)."""
-        return {"mean": "mean damage", "p-kill-model": "P(at least one model destroyed)",
-                "models": "mean models destroyed", "p-destroy": "P(unit destroyed)"}[self.value]
-
-    @property
-    def probability(self) -> bool:
-        """Whether the value is a probability (0 to 1; shown as a percentage)."""
-        return self in (Metric.P_KILL_MODEL, Metric.P_DESTROY)
-
-    def of(self, result: DamageResult) -> float:
-        """The metric's value for one cell."""
-        if self is Metric.MEAN:
-            return result.damage.mean()
-        if self is Metric.MODELS:
-            return result.models_destroyed.mean()
-        if self is Metric.P_KILL_MODEL:
-            return result.models_destroyed.p_at_least(1)
-        return result.p_destroy_unit()
-
-    def sem(self, result: DamageResult) -> float | None:
-        """Its standard error: 0 when exact; a probability's is sqrt(p (1 - p) / trials)."""
-        dist = result.damage if self is Metric.MEAN else result.models_destroyed
-        if self.probability:
-            if result.method != "monte-carlo":
-                return 0.0
-            p = self.of(result)
-            return math.sqrt(p * (1.0 - p) / result.trials) if result.trials else None
-        return 0.0 if result.method != "monte-carlo" else dist.sem()
 
 
 def save_label(save: int) -> str:

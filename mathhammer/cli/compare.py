@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..compare import SortKey
+from ..choices import SortKey
 from ..model import Method
 from ..render import OutputFormat
 from . import options as o

@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 import typer
 
+from ..choices import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
 from ..limits import MAX_ATTACKING_MODELS, MAX_TARGET_MODELS, MAX_TRIALS, MAX_WOUNDS
 from ..model import CommandReroll, Method, RulesVersion
 from ..render import OutputFormat
-from ..sweep import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
 from . import options as o
 from ._io import (
     ExitCode,
