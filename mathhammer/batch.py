@@ -7,8 +7,12 @@ carries its own seed and a Monte Carlo result does not depend on the thread coun
 
 How the work is spread (measured on two cores, see benchmarks/bench_compare.py):
 
-- Monte Carlo: threads. The kernel releases the GIL, so two runs on one thread each go side
-  by side; the Python around each run (compiling the matchup, building the result) does not.
+- Monte Carlo: threads for a few runs. The kernel releases the GIL, so two runs on one
+  thread each go side by side, but the Python around each run (compiling the matchup,
+  building the result) does not: two threads measured 1.5x one. Many runs (more than
+  ``_PROCESSES_FROM`` a worker) go to forked processes like exact ones, once the first has
+  loaded the kernel here (the workers inherit it; each run uses one thread, never the
+  kernel's thread pool).
 - exact (Python and numpy, GIL-bound): processes forked from the caller (Linux; elsewhere
   threads). Tasks go in small batches to amortise the round trip; a worker says nothing:
   Ctrl-C ends it quietly, and it dies with its parent.
@@ -41,6 +45,9 @@ __all__ = ["Outcome", "Recipe", "Task", "default_jobs", "run_many", "run_task"]
 
 #: What run_many yields for a task: its result, or the expected error that stopped it.
 Outcome: TypeAlias = DamageResult | MathhammerError
+
+#: Monte Carlo tasks per worker above which they run in processes rather than threads.
+_PROCESSES_FROM = 4
 
 #: Exact tasks handed to a worker process at a time: one round trip costs about as much as a
 #: run (~0.2 ms to pickle a result), so a few at a time keep the workers busy without making
@@ -155,7 +162,11 @@ def run_many(tasks: Sequence[Task], *, jobs: int | None = None
         yield from _in_processes(tasks, exact, jobs)
     else:
         others = sorted(others + exact)
-    if others:
+    if len(others) > _PROCESSES_FROM * jobs and _can_fork():
+        # the first run here loads (or compiles) the kernel, so the forked workers start with it
+        yield others[0], run_task(tasks[others[0]], threads=1)
+        yield from _in_processes(tasks, others[1:], jobs)
+    elif others:
         yield from _in_threads(tasks, others, jobs)
 
 
@@ -192,11 +203,12 @@ def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int
 
 
 def _can_fork() -> bool:
-    """Whether exact tasks may go to forked processes: Linux only (fork is unsafe on macOS,
-    absent on Windows; there they run in threads). A forked worker uses only the numpy and
-    Python of the exact engine, never numba's runtime, and the kernel's idle threads hold no
-    lock a child could need; spawn or forkserver would re-import the caller's main module
-    (a script without a ``__main__`` guard fails) and pay a start-up of ~0.5 s a worker."""
+    """Whether tasks may go to forked processes: Linux only (fork is unsafe on macOS, absent
+    on Windows; there they run in threads). A forked worker runs the exact engine (numpy and
+    Python) or the kernel's compiled code on its own thread (no numba threading layer, no
+    compile: the parent loaded the kernel first), and the kernel's idle threads hold no lock
+    a child could need; spawn or forkserver would re-import the caller's main module (a script
+    without a ``__main__`` guard fails) and pay a start-up of ~0.5 s a worker."""
     import multiprocessing
 
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
