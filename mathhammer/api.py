@@ -26,9 +26,10 @@ from .errors import InputError, MatchupError
 from .limits import MAX_ATTACKING_MODELS
 from .model import Allocation, Context, Matchup, Method, Unit, WeaponGroup
 from .profiles import Library
+from .resolve import ResolvedTarget
 from .result import DamageResult
 
-__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "run", "run_attack"]
+__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "run", "run_attack", "target"]
 
 #: Situation flags and modifiers a caller may give (Context fields, ``models`` for
 #: ``firing_models``); ``melee`` is chosen by ``build(melee=...)``.
@@ -56,7 +57,26 @@ def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True) -> Lib
     return load_library(tuple(Path(p) for p in profiles), use_env=use_env)
 
 
-def build(weapons: str | Sequence[str], target: str, *, melee: bool = False, models: int = 1,
+def target(text: str, *, lib: Library | None = None, target_models: int | None = None,
+           wounds_left: int | None = None, allocation: Allocation | str = Allocation.DURABLE) -> ResolvedTarget:
+    """A target resolved once, to :func:`build` many attacks against (what ``--target``,
+    ``--target-models``, ``--wounds-left`` and ``--allocation`` make of their values).
+
+    Raises:
+        ProfileError, InputError, MatchupError: as ``--target`` reports them.
+    """
+    return _resolve(library() if lib is None else lib, text, target_models, wounds_left, allocation)
+
+
+def _resolve(lib: Library, text: str, target_models: int | None, wounds_left: int | None,
+             allocation: Allocation | str) -> ResolvedTarget:
+    from .resolve import resolve_target_unit
+
+    return resolve_target_unit(lib, text, models=target_models, wounds_left=wounds_left,
+                               allocation=enum_value(Allocation, allocation, "allocation"))
+
+
+def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: bool = False, models: int = 1,
           target_models: int | None = None, wounds_left: int | None = None,
           allocation: Allocation | str = Allocation.DURABLE, only: Sequence[str] = (), exclude: Sequence[str] = (),
           lib: Library | None = None, **situation: Any) -> Attack:
@@ -66,7 +86,8 @@ def build(weapons: str | Sequence[str], target: str, *, melee: bool = False, mod
         weapons: profile names, unit names (their loadout fires) or inline profiles, each with
             an optional ``Nx`` count.
         target: a profile name or inline target, ``;`` between model groups, ``+`` to attach
-            a Leader.
+            a Leader; or a target from :func:`target` (then ``target_models``, ``wounds_left``
+            and ``allocation`` are its own and must not be given).
         melee: a ``fight`` (melee weapons) rather than a ``shoot``.
         models: firing models (multiplies every weapon's count).
         target_models, wounds_left, allocation: as ``--target-models``, ``--wounds-left``
@@ -82,16 +103,19 @@ def build(weapons: str | Sequence[str], target: str, *, melee: bool = False, mod
             melee attack.
         ProfileError, MatchupError: as the command line reports them.
     """
-    from .resolve import resolve_target_unit, resolve_weapons
+    from .resolve import resolve_weapons
 
     options = _situation(situation, melee)
     lib = library() if lib is None else lib
+    if not isinstance(target, str) and (target_models is not None or wounds_left is not None
+                                        or enum_value(Allocation, allocation, "allocation") is not Allocation.DURABLE):
+        raise InputError("a resolved target carries its own models, wounds left and allocation",
+                         where="target", value=target.target.name, hint="give them to api.target()")
     texts = [weapons] if isinstance(weapons, str) else list(weapons)
     if not texts:
         raise InputError("no weapon given", where="weapon", value="")
     found, attacker, weapon_notes = resolve_weapons(lib, texts, melee=melee, only=tuple(only), exclude=tuple(exclude))
-    resolved = resolve_target_unit(lib, target, models=target_models, wounds_left=wounds_left,
-                                   allocation=enum_value(Allocation, allocation, "allocation"))
+    resolved = _resolve(lib, target, target_models, wounds_left, allocation) if isinstance(target, str) else target
     matchup, merged = _matchup(found, attacker, resolved, {**options, "firing_models": _count(models), "melee": melee})
     return Attack(matchup, weapon_notes + resolved.notes, resolved.explain + merged)
 

@@ -72,12 +72,23 @@ class Recipe:
         """A recipe from a mapping of build options."""
         return cls(tuple(weapons), target, tuple((options or {}).items()), tuple(str(p) for p in profiles))
 
-    def build(self, lib: Library | None = None) -> Attack:
-        """The attack (``lib``: the profiles to use, default those of ``profiles``)."""
-        from .api import build, library
+    def build(self, lib: Library | None = None, cache: dict[Any, Any] | None = None) -> Attack:
+        """The attack (``lib``: the profiles to use, default those of ``profiles``). ``cache``
+        keeps what several recipes of one run share: their library and resolved targets."""
+        from .api import build, library, target
 
-        return build(self.weapons, self.target, lib=library(self.profiles) if lib is None else lib,
-                     **dict(self.options))
+        cache = {} if cache is None else cache
+        if lib is None:
+            lib = cache.get(("library", self.profiles))
+            if lib is None:
+                lib = cache[("library", self.profiles)] = library(self.profiles)
+        options = dict(self.options)
+        aim = {k: options.pop(k) for k in ("target_models", "wounds_left", "allocation") if k in options}
+        key = ("target", self.profiles, self.target, tuple(sorted((k, str(v)) for k, v in aim.items())))
+        resolved = cache.get(key)
+        if resolved is None:
+            resolved = cache[key] = target(self.target, lib=lib, **aim)
+        return build(self.weapons, resolved, lib=lib, **options)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,25 +120,18 @@ def default_jobs() -> int:
 
 _SLIM_PROVENANCE = ("warnings", "target", "agreement")
 
-#: Libraries a worker has loaded, by their extra profile folders (a worker serves many tasks).
-_LIBRARIES: dict[tuple[str, ...], Library] = {}
+#: A worker process's cache of libraries and resolved targets (it serves many tasks of one run,
+#: and ends with it). In this process each run_many call has its own, dropped when it ends.
+_WORKER_CACHE: dict[Any, Any] = {}
 
 
-def _library(profiles: tuple[str, ...]) -> Library:
-    lib = _LIBRARIES.get(profiles)
-    if lib is None:
-        from .api import library
-
-        lib = _LIBRARIES[profiles] = library(profiles)
-    return lib
-
-
-def run_task(task: Task, *, threads: int | None = None) -> Outcome:
-    """One task here and now: its result, or the expected error that stopped it."""
+def run_task(task: Task, *, threads: int | None = None, cache: dict[Any, Any] | None = None) -> Outcome:
+    """One task here and now: its result, or the expected error that stopped it. ``cache``:
+    libraries and targets already resolved by other tasks of the same run."""
     from .api import run_attack
 
     try:
-        attack = task.attack.build(_library(task.attack.profiles)) if isinstance(task.attack, Recipe) else task.attack
+        attack = task.attack.build(cache=cache) if isinstance(task.attack, Recipe) else task.attack
         result = run_attack(attack, method=task.method, trials=task.trials, seed=task.seed, threads=threads,
                             stages=task.stages)
     except MathhammerError as e:
@@ -152,9 +156,10 @@ def run_many(tasks: Sequence[Task], *, jobs: int | None = None
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError("jobs must be at least 1")
+    cache: dict[Any, Any] = {}
     if jobs == 1 or len(tasks) <= 1:
         for i, task in enumerate(tasks):
-            yield i, run_task(task)
+            yield i, run_task(task, cache=cache)
         return
     exact = [i for i, t in enumerate(tasks) if t.method is Method.EXACT]
     others = [i for i, t in enumerate(tasks) if t.method is not Method.EXACT]
@@ -164,23 +169,23 @@ def run_many(tasks: Sequence[Task], *, jobs: int | None = None
         others = sorted(others + exact)
     if len(others) > _PROCESSES_FROM * jobs and _can_fork():
         # the first run here loads (or compiles) the kernel, so the forked workers start with it
-        yield others[0], run_task(tasks[others[0]], threads=1)
+        yield others[0], run_task(tasks[others[0]], threads=1, cache=cache)
         yield from _in_processes(tasks, others[1:], jobs)
     elif others:
-        yield from _in_threads(tasks, others, jobs)
+        yield from _in_threads(tasks, others, jobs, cache)
 
 
-def _in_threads(tasks: Sequence[Task], indices: list[int], jobs: int
+def _in_threads(tasks: Sequence[Task], indices: list[int], jobs: int, cache: dict[Any, Any]
                 ) -> Iterator[tuple[int, Outcome]]:
     """Each task on one kernel thread, ``jobs`` tasks at a time. The first runs alone: a
     first run may load or compile the kernel, and two threads doing that at once raced on
     numba's cache files (a crash, seen once)."""
     first, rest = indices[0], indices[1:]
-    yield first, run_task(tasks[first], threads=1)
+    yield first, run_task(tasks[first], threads=1, cache=cache)
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="mathhammer-batch") as pool:
-        pending = {pool.submit(run_task, tasks[i], threads=1): i for i in rest[:2 * jobs]}
+        pending = {pool.submit(run_task, tasks[i], threads=1, cache=cache): i for i in rest[:2 * jobs]}
         yield from _collect(pool, pending, iter(rest[2 * jobs:]),
-                            lambda i: (pool.submit(run_task, tasks[i], threads=1), i))
+                            lambda i: (pool.submit(run_task, tasks[i], threads=1, cache=cache), i))
 
 
 def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int
@@ -236,7 +241,7 @@ def _collect(pool: Executor, pending: dict[Future[Any], Any], rest: Iterator[Any
 
 def _run_batch(batch: list[Task]) -> list[Outcome]:
     """In a worker process: the outcomes of a batch of tasks, in order."""
-    return [run_task(task, threads=1) for task in batch]
+    return [run_task(task, threads=1, cache=_WORKER_CACHE) for task in batch]
 
 
 def _quiet_worker() -> None:

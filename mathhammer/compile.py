@@ -275,10 +275,13 @@ def compile_matchup(m: Matchup) -> Compiled:
     toughness, keywords, stealth = unit.toughness, unit.keywords, unit.stealth
     rows: list[tuple[Compiled, ...]] = []
     for group in m.weapons:
-        ctx = replace(m.context_of(group), firing_models=m.firing(group))
+        ctx = m.context_of(group)
+        if ctx.firing_models != m.firing(group):
+            ctx = replace(ctx, firing_models=m.firing(group))
         row = []
         for target in order:
-            shared = replace(target, toughness=toughness, keywords=keywords, stealth=stealth)
+            shared = target if (target.toughness, target.keywords, target.stealth) == (toughness, keywords, stealth) \
+                else replace(target, toughness=toughness, keywords=keywords, stealth=stealth)
             pair = _Pair(weapon=group.weapon, target=shared, context=ctx, attacker=m.attacker, unit_models=unit.models)
             _check(pair)
             row.append(_Compiler(pair).run())

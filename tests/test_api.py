@@ -135,3 +135,12 @@ def test_a_call_leaves_no_global_state() -> None:
     api.run("railgun", "knight", method="exact")
     assert numba.get_num_threads() == threads
     assert dict(os.environ) == env
+
+
+def test_a_target_resolved_once_builds_the_same_attack() -> None:
+    squad = api.target("intercessors + captain", target_models=4)
+    a = api.build("A4 BS3+ S5 AP-1 D1", squad)
+    b = api.build("A4 BS3+ S5 AP-1 D1", "intercessors + captain", target_models=4)
+    assert a.matchup == b.matchup and a.explain == b.explain
+    with pytest.raises(InputError, match="resolved target"):
+        api.build("A4 BS3+ S5 AP-1 D1", squad, wounds_left=1)

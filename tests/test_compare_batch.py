@@ -65,3 +65,31 @@ def test_stopping_early_cancels_the_rest():
 def test_jobs_below_one_is_refused():
     with pytest.raises(ValueError):
         list(run_many(_tasks(Method.EXACT, 2), jobs=0))
+
+
+def test_a_profile_edited_between_two_runs_is_seen(tmp_path):
+    """Each run_many call resolves libraries and targets afresh (its cache ends with it): a
+    notebook that edits a profile between two runs gets the new numbers."""
+    folder = tmp_path / "p"
+    folder.mkdir()
+    unit = ("schema: 1\nunits:\n  - name: Test Wall\n    models:\n      - {{name: Wall, count: 1, M: 0, T: 4, "
+            "Sv: {sv}, W: 10, Ld: 6, OC: 0}}\n")
+    (folder / "wall.yaml").write_text(unit.format(sv=2), encoding="utf-8")
+    task = Task(Recipe.of(["A6 BS2+ S8 AP0 D1"], "test wall", profiles=[folder]), method=Method.EXACT)
+    (_, first), = list(run_many([task], jobs=1))
+    assert not isinstance(first, MathhammerError), first.message()
+    (folder / "wall.yaml").write_text(unit.format(sv=6), encoding="utf-8")
+    (_, second), = list(run_many([task], jobs=1))
+    # 6 attacks, hit 2+ (5/6), S8 vs T4 wounds on 2+ (5/6); the save fails 1/6 at Sv2+, 5/6 at Sv6+
+    assert first.damage.mean() == pytest.approx(6 * 5 / 6 * 5 / 6 * 1 / 6)
+    assert second.damage.mean() == pytest.approx(6 * 5 / 6 * 5 / 6 * 5 / 6)
+
+
+def test_recipes_share_one_resolved_target_per_run():
+    cache: dict = {}
+    tasks = [Task(Recipe.of([f"A{a} BS3+ S5 AP-1 D1"], "intercessors"), method=Method.EXACT) for a in (1, 2, 3)]
+    outcomes = [run_task(t, cache=cache) for t in tasks]
+    assert [k[0] for k in cache] == ["library", "target"]
+    for a, outcome in zip((1, 2, 3), outcomes, strict=True):
+        assert outcome.damage.mean() == pytest.approx(api.run(f"A{a} BS3+ S5 AP-1 D1", "intercessors",
+                                                              method="exact").damage.mean())
