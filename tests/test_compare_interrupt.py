@@ -29,16 +29,19 @@ def test_ctrl_c_leaves_whole_records(tmp_path: Path, fmt: str, method: str) -> N
     file = _rows(tmp_path / "rows.csv", 3000)
     args = [sys.executable, "-m", "mathhammer", "compare", str(file), "-t", "knight", "-t", "intercessors",
             "--method", method, "--trials", "20000", "--seed", "1", "-f", fmt]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    # unbuffered and binary: readline takes exactly one line, and communicate() (which reads
+    # the pipe itself) gets every byte after it (a buffered reader would keep some back)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                             env={**os.environ, "NO_COLOR": "1"})
     assert proc.stdout is not None
     first = proc.stdout.readline()  # the run is under way and streaming
     lines = [first] + ([proc.stdout.readline()] if fmt == "csv" else [])
     proc.send_signal(signal.SIGINT)
-    rest, err = proc.communicate(timeout=120)
+    rest, err_bytes = proc.communicate(timeout=120)
+    err = err_bytes.decode()
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    text = "".join(lines) + rest
+    text = (b"".join(lines) + rest).decode("utf-8")
     assert text.endswith("\n")
     if fmt == "ndjson":
         records = [json.loads(line) for line in text.splitlines()]
