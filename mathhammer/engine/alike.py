@@ -1,4 +1,4 @@
-"""Model groups that defend alike are one group to the engines.
+"""Model groups that defend alike are one group to the engines (ruling M51).
 
 An Intercessor Sergeant has his squad's T, Sv, W, saves and Feel No Pain: to an attack he is
 one more Intercessor, and the defender's choice among identical models changes nothing. Two
