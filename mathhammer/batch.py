@@ -28,7 +28,7 @@ import os
 import signal
 import sys
 from collections.abc import Generator, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -78,13 +78,16 @@ class Recipe:
         from .api import build, library, target
 
         cache = {} if cache is None else cache
+        given = lib
         if lib is None:
             lib = cache.get(("library", self.profiles))
             if lib is None:
                 lib = cache[("library", self.profiles)] = library(self.profiles)
         options = dict(self.options)
         aim = {k: options.pop(k) for k in ("target_models", "wounds_left", "allocation") if k in options}
-        key = ("target", self.profiles, self.target, tuple(sorted((k, str(v)) for k, v in aim.items())))
+        # a library given by the caller may differ from the one the profiles name: its targets apart
+        source = self.profiles if given is None else id(given)
+        key = ("target", source, self.target, tuple(sorted((k, str(v)) for k, v in aim.items())))
         resolved = cache.get(key)
         if resolved is None:
             resolved = cache[key] = target(self.target, lib=lib, **aim)
@@ -180,6 +183,8 @@ def _in_threads(tasks: Sequence[Task], indices: list[int], jobs: int, cache: dic
     """Each task on one kernel thread, ``jobs`` tasks at a time. The first runs alone: a
     first run may load or compile the kernel, and two threads doing that at once raced on
     numba's cache files (a crash, seen once)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     first, rest = indices[0], indices[1:]
     yield first, run_task(tasks[first], threads=1, cache=cache)
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="mathhammer-batch") as pool:
@@ -192,6 +197,7 @@ def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int
                   ) -> Iterator[tuple[int, Outcome]]:
     """Batches of tasks in ``jobs`` worker processes."""
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     batches = [indices[k:k + _PROCESS_BATCH] for k in range(0, len(indices), _PROCESS_BATCH)]
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
@@ -215,8 +221,13 @@ def _can_fork() -> bool:
     a child could need; spawn or forkserver would re-import the caller's main module (a script
     without a ``__main__`` guard fails) and pay a start-up of ~0.5 s a worker."""
     import multiprocessing
+    import threading
 
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+    # only from a process with one thread: a thread that holds a lock at the fork (the kernel's
+    # workers, a progress bar's refresh) leaves it held for ever in the child, and Python 3.12
+    # warns about forking a multi-threaded process; then the tasks run in threads
+    return (sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+            and threading.active_count() == 1)
 
 
 def _collect(pool: Executor, pending: dict[Future[Any], Any], rest: Iterator[Any],

@@ -27,32 +27,33 @@ import io
 import re
 import sys
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import IO, Any
 
+from .api import SITUATION
 from .choices import SortKey
 from .errors import InputError, MathhammerError
 from .model import Allocation, Context, Method
+from .render.records import stat_columns
 
 __all__ = ["COLUMNS", "RECORD_COLUMNS", "SCHEMA", "Comparison", "Computed", "Failed", "Row", "Sheet", "SortKey",
            "check_targets", "read_rows", "record", "row_seed", "run_rows", "target_key"]
 
 SCHEMA = "mathhammer.compare/1"
 
-#: Situation and modifier columns: Context fields (``firing_models`` is ``models``, ``melee`` its own).
-_SITUATION = tuple(f.name for f in fields(Context) if f.name not in ("firing_models", "melee"))
+#: Situation and modifier columns: what the API takes (``firing_models`` is ``models``, ``melee`` its own).
+_SITUATION = SITUATION
 _DEFAULTS = Context()
 #: Every column a file may have (hyphens read as underscores), and the names they stand for.
 _ALIASES = {"ws_improve": "bs_improve", "exclude": "except", "label": "name", "weapons": "weapon", "units": "unit"}
 COLUMNS: tuple[str, ...] = ("name", "weapon", "unit", "models", "points", "target", "melee", "target_models",
                             "wounds_left", "allocation", "only", "except", *_SITUATION)
-#: The CSV columns of a record (dotted paths), in order.
-_STAT = ("mean", "sd", "sd_sample", "sem", "median", "p05", "p95", "distribution")
+#: The CSV columns of a record (dotted paths), in order; the stat blocks as shoot's CSV has them.
 RECORD_COLUMNS: tuple[str, ...] = (
     "schema", "row", "label", "target", "target_name", "weapons", "points", "seed", "compare_seed", "method", "trials",
-    *(f"damage.{s}" for s in _STAT), *(f"models_destroyed.{s}" for s in _STAT), "p_destroy_unit",
+    *stat_columns("damage"), *stat_columns("models_destroyed"), "p_destroy_unit",
     "per_100_points.damage", "per_100_points.models_destroyed", "warnings")
 _TRUE, _FALSE = {"true", "yes", "y", "1"}, {"false", "no", "n", "0"}
 _WHOLE = re.compile(r"[+-]?\d+")

@@ -23,6 +23,7 @@ from .choices import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
 from .errors import InputError, MathhammerError
 from .limits import MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_WOUNDS
 from .model import Method
+from .render.records import stat_columns
 
 if TYPE_CHECKING:  # numpy and the engines stay out of what --help imports
     from .batch import Task
@@ -276,7 +277,11 @@ def plan_sweep(weapons: str | Sequence[str], *, toughness: str | int | Sequence[
 def _with_enough_wounds(grid: Grid, attack: Any) -> Grid:
     """``grid`` with Wounds equal to the most damage the attack can deal (its damage stage's
     largest count: attacks, extra hits and the damage dice; what the target's Toughness and
-    Save change is how often, not how much), at least 1 and at most MAX_WOUNDS."""
+    Save change is how often, not how much), at least 1.
+
+    Raises:
+        InputError: that is more than MAX_WOUNDS (a model's Wounds at most): ``--wounds`` is needed.
+    """
     from dataclasses import replace
 
     from .codes import StageCount
@@ -285,7 +290,11 @@ def _with_enough_wounds(grid: Grid, attack: Any) -> Grid:
     compiled = compile_matchup(attack.matchup)
     inputs = compiled.unit if compiled.unit is not None else compiled.inputs
     most = inputs.stage_largest[StageCount.DAMAGE_AFTER_FNP]
-    return replace(grid, wounds=max(1, min(MAX_WOUNDS, most)))
+    if most > MAX_WOUNDS:  # capping would lose damage while the caption says none is lost
+        raise InputError(f"this attack can deal up to {most:,} damage, more than a model's {MAX_WOUNDS:,} wounds "
+                         "at most, so no target holds it all", where="--wounds", value=None,
+                         hint="give --wounds (each target model's Wounds)")
+    return replace(grid, wounds=max(1, most))
 
 
 def iter_cells(plan: SweepPlan, *, jobs: int | None = None) -> Iterator[Cell]:
@@ -305,7 +314,7 @@ def iter_cells(plan: SweepPlan, *, jobs: int | None = None) -> Iterator[Cell]:
     seconds = 0.0
     for index in range(here):
         start = time.perf_counter()
-        outcome = run_task(plan.tasks[index])
+        outcome = run_task(plan.tasks[index], threads=1)  # no kernel threads left behind: workers may fork
         seconds = time.perf_counter() - start
         yield _cell(plan, index, outcome)
     rest = plan.tasks[here:]
@@ -371,8 +380,7 @@ def run_sweep(weapons: str | Sequence[str], *, jobs: int | None = None, **option
 COLUMNS: tuple[str, ...] = (
     "schema", "toughness", "save", "invulnerable", "feel_no_pain", "wounds", "models", "keywords", "target",
     "weapons", "metric", "value", "value_sem", "method", "trials", "seed", "sweep_seed",
-    *(f"{block}.{key}" for block in ("damage", "models_destroyed")
-      for key in ("mean", "sd", "sd_sample", "sem", "median", "p05", "p95", "distribution")),
+    *stat_columns("damage"), *stat_columns("models_destroyed"),
     "p_destroy_unit", "agreement.agrees", "warnings",
 )
 

@@ -261,6 +261,9 @@ def _csv_record(row: dict[str, str]) -> dict:
             out.setdefault(head, {})[rest] = None if cell == "" else json.loads(cell)
     if out["per_100_points"] == {"damage": None, "models_destroyed": None}:
         out["per_100_points"] = None
+    for block in ("damage", "models_destroyed"):  # optional: CSV cannot tell an empty cell from a missing key
+        if out[block].get("capped_at") is None:
+            out[block].pop("capped_at", None)
     return out
 
 

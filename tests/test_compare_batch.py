@@ -93,3 +93,29 @@ def test_recipes_share_one_resolved_target_per_run():
     for a, outcome in zip((1, 2, 3), outcomes, strict=True):
         assert outcome.damage.mean() == pytest.approx(api.run(f"A{a} BS3+ S5 AP-1 D1", "intercessors",
                                                               method="exact").damage.mean())
+
+
+def test_no_fork_while_another_thread_runs(monkeypatch):
+    """A thread holding a lock at a fork would leave it held in the child: with another thread
+    alive, the tasks run in threads, with the same outcomes."""
+    import threading
+
+    from mathhammer import batch
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("forked while another thread was running")
+
+    tasks = _tasks(Method.EXACT, 8)
+    alone = [o for _, o in sorted(run_many(tasks, jobs=1), key=lambda x: x[0])]
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        monkeypatch.setattr(batch, "_in_processes", refuse)
+        together = [o for _, o in sorted(run_many(tasks, jobs=2), key=lambda x: x[0])]
+    finally:
+        stop.set()
+        other.join()
+    for a, b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(a.damage.probabilities, b.damage.probabilities)
+        np.testing.assert_array_equal(a.models_destroyed.probabilities, b.models_destroyed.probabilities)

@@ -112,6 +112,9 @@ def _unflatten(row: dict[str, str]) -> dict:
         for part in parents:
             node = node.setdefault(part, {})
         node[last] = value
+    for block in ("damage", "models_destroyed"):  # optional: CSV cannot tell an empty cell from a missing key
+        if out[block].get("capped_at") is None:
+            out[block].pop("capped_at", None)
     return out
 
 
@@ -197,6 +200,7 @@ def test_warnings_are_said_once() -> None:
     (("--exact", "--method", "monte-carlo"), 1, "Error: --method: --exact means --method exact"),
     (("--melee", "--cover"), 1, "Error: cover: a shooting situation"),
     (("--svg", "no/such/folder/x.svg"), 1, "Error: --svg: "),
+    (("-n", "1000", "--exact"), 1, "Error: --wounds: this attack can deal up to"),
     (("--trials", "0"), 1, "Error: --trials: must be between 1 and"),
     (("--seed", "-1"), 1, "Error: --seed: must be between 0 and 9,223,372,036,854,775,807 (got -1)"),
     (("--toughness", "4", "--toughness", "5"), 1, "Error: --toughness: given more than once"),

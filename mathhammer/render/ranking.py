@@ -16,7 +16,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..compare import SortKey
+from ..choices import SortKey
 from .ascii import to_ascii
 
 __all__ = ["SortKey", "order", "ranking_view", "sort_value"]
