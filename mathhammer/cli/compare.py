@@ -44,10 +44,6 @@ KeepGoingOpt = Annotated[bool, typer.Option(
     "--keep-going",
     help="Report every bad row on stderr and compute every good one (exit code 1 if any failed).",
 )]
-JobsOpt = Annotated[int | None, typer.Option(
-    "--jobs", "-j", click_type=o.WholeNumber(1, 1024), metavar="N",
-    help="Rows computed side by side (default: every core); results do not depend on it.",
-)]
 CompareTrialsOpt = Annotated[int, typer.Option(
     "--trials", click_type=o.WholeNumber(1, o.MAX_TRIALS), metavar="N",
     help="Monte Carlo trials per row and target (default 100,000: a standard error of ~0.3% of a typical mean).",
@@ -66,7 +62,7 @@ def compare(
     trials: CompareTrialsOpt = 100_000,
     seed: o.SeedOpt = None,
     keep_going: KeepGoingOpt = False,
-    jobs: JobsOpt = None,
+    jobs: o.JobsOpt = None,
     svg: o.SvgOpt = None,
     html: o.HtmlOpt = None,
     profiles: o.ProfilesOpt = None,

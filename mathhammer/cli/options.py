@@ -45,6 +45,11 @@ TrialsOpt = Annotated[int, typer.Option(
     "--trials", click_type=_whole(1, MAX_TRIALS), metavar="N",
     help="Monte Carlo trials (1 to 1,000,000,000).",
 )]
+JobsOpt = Annotated[int | None, typer.Option(
+    "--jobs", "-j", "--threads", click_type=_whole(1, 1024), metavar="N",
+    help="Runs computed side by side, in worker processes or threads (default: every core); results do not "
+         "depend on it.",
+)]
 StagesOpt = Annotated[bool, typer.Option(
     "--stages/--no-stages",
     help=("Count the per-stage breakdown (hits, wounds, saves failed...) of a Monte Carlo run. --no-stages is "

@@ -70,10 +70,6 @@ SweepTrialsOpt = Annotated[int, typer.Option(
     "--trials", click_type=o.WholeNumber(1, MAX_TRIALS), metavar="N",
     help=f"Monte Carlo trials per cell (default {DEFAULT_TRIALS:,}).",
 )]
-JobsOpt = Annotated[int | None, typer.Option(
-    "--threads", "--jobs", click_type=o.WholeNumber(1, 1024), metavar="N",
-    help="Cells computed side by side (default: every core); results do not depend on it.",
-)]
 
 #: The options that go to mathhammer.api.build as situation and modifiers, by their parameter names.
 _SITUATION = ("cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll", "rules",
@@ -151,7 +147,7 @@ def sweep(
     reroll_saves: o.RerollSavesOpt = None,
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
-    jobs: JobsOpt = None,
+    jobs: o.JobsOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """How do these weapons fare against every Toughness x Save? A heat map, or one record per cell."""
