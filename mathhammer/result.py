@@ -20,8 +20,10 @@ ROW_BLOCK = 4096
 RowsHook = Callable[["Distribution"], Any]
 
 
-#: The quantiles of a stat block (median, p05, p95) as :meth:`Distribution.quantile` looks them up.
-_QUANTILES = np.array([0.5 - 1e-12, 0.05 - 1e-12, 0.95 - 1e-12])
+#: The quantiles of a stat block: median, p05, p95.
+_QUANTILES = np.array([0.5, 0.05, 0.95])
+#: A quantile q is the smallest k with P(X <= k) >= q, allowing for the cdf's rounding.
+_BELOW = 1e-12
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,17 +95,22 @@ class Distribution:
     def sd_sample(self) -> float | None:
         """Sample standard deviation (Bessel's n - 1) of a Monte Carlo estimate; None when exact
         or with fewer than two trials (one sample says nothing about the spread)."""
+        return self._sd_sample(self.sd())
+
+    def _sd_sample(self, sd: float) -> float | None:
         if self.trials is None or self.trials < 2:
             return None
-        return self.sd() * math.sqrt(self.trials / (self.trials - 1))
+        return sd * math.sqrt(self.trials / (self.trials - 1))
 
     def sem(self) -> float | None:
         """Standard error of the mean: sample sd / sqrt(trials); 0 for an exact distribution,
         None with fewer than two trials."""
+        return self._sem(self.sd_sample())
+
+    def _sem(self, sd_sample: float | None) -> float | None:
         if self.trials is None:
             return 0.0
-        sd = self.sd_sample()
-        return None if sd is None else sd / math.sqrt(self.trials)
+        return None if sd_sample is None else sd_sample / math.sqrt(self.trials)
 
     def cdf(self) -> npt.NDArray[np.float64]:
         """P(X <= k) for each k."""
@@ -117,8 +124,7 @@ class Distribution:
 
     def quantile(self, q: float) -> int:
         """Smallest k with P(X <= k) >= q (q in [0, 1])."""
-        c = self.cdf()
-        return int(np.searchsorted(c, q - 1e-12, side="left"))
+        return int(np.searchsorted(self.cdf(), q - _BELOW, side="left"))
 
     def tail(self) -> npt.NDArray[np.float64]:
         """P(X >= k) for every k, summed from the top (the JSON rows' ``p_at_least`` before it
@@ -147,14 +153,13 @@ class Distribution:
         # each figure computed once (a compare of thousands of rows makes thousands of these):
         # the same arithmetic as mean(), sd(), sd_sample(), sem() and quantile()
         sd = self.sd()
-        sd_sample = None if self.trials is None or self.trials < 2 else sd * math.sqrt(self.trials / (self.trials - 1))
-        sem = 0.0 if self.trials is None else (None if sd_sample is None else sd_sample / math.sqrt(self.trials))
-        median, p05, p95 = np.searchsorted(self.cdf(), _QUANTILES, side="left").tolist()
+        sd_sample = self._sd_sample(sd)
+        median, p05, p95 = np.searchsorted(self.cdf(), _QUANTILES - _BELOW, side="left").tolist()
         return {
             "mean": self.mean(),
             "sd": sd,
             "sd_sample": sd_sample,
-            "sem": sem,
+            "sem": self._sem(sd_sample),
             "median": median,
             "p05": p05,
             "p95": p95,
@@ -254,9 +259,9 @@ class DamageResult:
         placeholders); without it the document is complete."""
         prov = self.provenance
         if writer is None:
-            from . import __version__
+            from .render.records import WRITER  # imported when used: render reads this module's types
 
-            writer = {"name": "mathhammer", "version": __version__}
+            writer = WRITER
         return {
             "schema": SCHEMA,
             "writer": writer,
