@@ -75,7 +75,7 @@ def test_feel_no_pain_of_one_group_is_counted_per_trial() -> None:
     assert r.damage.mean() == after.mean()
 
 
-def test_fixed_damage_per_pair_matches_the_rolled_path() -> None:
+def test_R_9_2_fixed_damage_per_pair_destroys_a_binomial_number_of_models() -> None:
     """Fixed D2 against the troopers: every unsaved wound destroys one W2 model (R-9.2). With
     5 x A1 S8 (wounds on 2+) AP-2 against Sv3+ (fails on 1-4: 2/3), TORRENT: the troopers
     destroyed are Binomial(5, 5/6 x 2/3)."""
