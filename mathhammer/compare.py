@@ -351,10 +351,14 @@ class _Cells:
 
 
 def _row_error(row: Row, target: str, e: MathhammerError, where: str) -> MathhammerError:
-    """``e`` (from building or running the row) with the row named: the same kind of error."""
-    column = {"weapon": "weapon", "--target": "target", "target": "target", "--models": "models"}.get(e.where, e.where)
-    if e.where in ("--target", "target") or column == "":
+    """``e`` (from building or running the row) with the row named, and the column for the
+    option it names (``--target-models`` is the ``target_models`` column): the same kind of error."""
+    if e.where in ("--target", "target", ""):
         column = f"target {target!r}" if e.where else ""
+    elif e.where.startswith("--"):
+        column = e.where[2:].replace("-", "_")
+    else:
+        column = e.where
     place = f"{where} row {row.line}" + (f", {column}" if column else "")
     return type(e)(e.what, where=place, value=e.value, hint=e.hint)
 
@@ -363,7 +367,8 @@ def run_rows(rows: Sequence[Row], targets: Sequence[str], *, method: Method = Me
              trials: int = 100_000, seed: int | None = None, jobs: int | None = None,
              profiles: Sequence[str | Path] = (), where: str = "file") -> Generator[Computed | Failed, None, None]:
     """Run every row against its targets (its own ``target`` column, else ``targets``), yielding
-    each (row, target) as it finishes. ``seed``: the run's seed (each row's is
+    each (row, target) in file order, then target order, as soon as it and every one before it
+    are done (so the output is the same whatever ``jobs`` is). ``seed``: the run's seed (each row's is
     :func:`row_seed`; None draws one for Monte Carlo); exact runs have no seed.
 
     Raises:
@@ -387,13 +392,18 @@ def run_rows(rows: Sequence[Row], targets: Sequence[str], *, method: Method = Me
     tasks = [Task(Recipe.of(row.weapons, target, dict(row.options), profiles), method=method, trials=trials,
                   seed=s, stages=False, slim=True) for row, target, s in pairs]
     runs = run_many(tasks, jobs=jobs)
+    done: dict[int, Computed | Failed] = {}
+    upto = 0
     try:
         for i, outcome in runs:
             row, target, s = pairs[i]
             if isinstance(outcome, MathhammerError):
-                yield Failed(row, target, _row_error(row, target, outcome, where))
+                done[i] = Failed(row, target, _row_error(row, target, outcome, where))
             else:
-                yield Computed(row, target, s, outcome, None if s is None else seed)
+                done[i] = Computed(row, target, s, outcome, None if s is None else seed)
+            while upto in done:
+                yield done.pop(upto)
+                upto += 1
     finally:
         runs.close()
 

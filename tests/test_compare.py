@@ -393,3 +393,24 @@ def test_a_record_equals_the_shoot_command_with_its_seed(tmp_path):
         with_stages = CliRunner().invoke(app, ["shoot", *rec["weapons"], "-t", rec["target"], "--seed",
                                                str(rec["seed"]), "--trials", "3000", "-f", "json"])
         assert json.loads(with_stages.stdout)["stages"] and not doc["stages"]
+
+
+@pytest.mark.parametrize("method", ["monte-carlo", "exact"])
+def test_output_is_the_same_bytes_for_any_jobs(tmp_path, method):
+    rows = "name,weapon\n" + "".join(f"r{i},{1 + i % 3}x A{2 + i % 7} BS3+ S{4 + i % 6} AP-{i % 3} D{1 + i % 2}\n"
+                                     for i in range(24))
+    path = write(tmp_path, rows)
+    outs = [invoke(path, "-t", "knight", "-t", "boyz", "--method", method, "--trials", "2000", "--seed", "4",
+                   "-f", "ndjson", "--jobs", str(jobs)).stdout for jobs in (1, 2, 3)]
+    assert outs[0] and outs[0] == outs[1] == outs[2]
+    rows_seen = [json.loads(line)["row"] for line in outs[0].splitlines()]
+    assert rows_seen == sorted(rows_seen)  # file order, then target order
+
+
+def test_keep_going_names_the_column_in_file_order(tmp_path):
+    rows = "name,weapon,target_models\nok,railgun,\nbad a,railgun,0\nalso ok,railgun,\nbad b,railgun,2000\n"
+    result = invoke(write(tmp_path, rows), "-t", "intercessors", "--exact", "--keep-going", "--jobs", "2")
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 2
+    assert "row 3, target_models" in errors[0] and "row 5, target_models" in errors[1]
