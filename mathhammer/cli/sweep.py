@@ -71,18 +71,12 @@ SweepTrialsOpt = Annotated[int, typer.Option(
     help=f"Monte Carlo trials per cell (default {DEFAULT_TRIALS:,}).",
 )]
 
-#: The options that go to mathhammer.api.build as situation and modifiers, by their parameter names.
-_SITUATION = ("cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll", "rules",
-              "hit_mod", "wound_mod", "save_mod", "damage_mod", "bs_improve", "ap_improve", "crit_hit", "crit_wound",
-              "reroll_hits", "reroll_wounds", "reroll_damage", "reroll_saves")
-#: Flags that only a ranged attack can be in (their default, False, is "not given").
-_SHOOTING = ("cover", "half_range", "stationary", "not_visible", "overwatch")
+def _situation(values: dict[str, Any]) -> dict[str, Any]:
+    """The situation and modifier keywords for mathhammer.api.build (it refuses a shooting
+    situation set for a melee sweep), by their parameter names."""
+    from ..api import SITUATION
 
-
-def _situation(values: dict[str, Any], melee: bool) -> dict[str, Any]:
-    """The situation keywords given (a melee sweep leaves the shooting flags out unless set,
-    so that mathhammer.api.build can refuse one that was)."""
-    return {k: values[k] for k in _SITUATION if not (melee and k in _SHOOTING and not values[k])}
+    return {k: values[k] for k in SITUATION}
 
 
 def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
@@ -161,7 +155,7 @@ def sweep(
     plan = plan_sweep(weapon, toughness=toughness, save=save, invulnerable=invuln, feel_no_pain=fnp, wounds=wounds,
                       models=models, keywords=keyword or (), metric=metric, method=chosen, trials=trials, seed=seed,
                       melee=melee, firing_models=firing_models, only=only or (), exclude=exclude or (),
-                      lib=library(profiles or ()), **_situation(values, melee))
+                      lib=library(profiles or ()), **_situation(values))
     with live_compile_status():
         cells = _cells(plan, fmt, jobs)
     for message in warnings_of(cells):
