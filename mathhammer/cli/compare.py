@@ -76,15 +76,17 @@ def compare(
                      keep_going=keep_going)
     for e in run.errors:
         report(e)
-    records: list[dict[str, Any]] = []
-    with _records(fmt, run.targets) as write, progress(run.total, "compare") as advance:
+    records: list[dict[str, Any]] = []  # kept only for a table or a picture
+    keep = fmt is OutputFormat.TABLE or svg is not None or html is not None
+    with _records(fmt) as write, progress(run.total, "compare") as advance:
         for done in run:
             advance()
             if isinstance(done, Failed):
                 report(done.error)
                 continue
             rec = record(done)
-            records.append(rec)
+            if keep:
+                records.append(rec)
             write(rec)
     if fmt is OutputFormat.TABLE or svg is not None or html is not None:
         from ..render.ranking import ranking_view
@@ -106,17 +108,13 @@ def _footer(run: Any) -> str:
 
 
 @contextmanager
-def _records(fmt: OutputFormat, targets: tuple[str, ...]) -> Iterator[Any]:
-    """Where each record goes: NDJSON and CSV lines at once, a JSON document (in file order,
-    then target order) at the end; the table is drawn from the records afterwards."""
+def _records(fmt: OutputFormat) -> Iterator[Any]:
+    """Where each record goes (they come in file order, then target order): NDJSON and CSV
+    lines at once, the JSON document at the end; the table is drawn from them afterwards."""
     if fmt is OutputFormat.TABLE:
         yield lambda rec: None
         return
     from ..compare import RECORD_COLUMNS, SCHEMA
 
-    held: list[dict[str, Any]] = []
-    rank = {t: i for i, t in enumerate(targets)}
     with open_output(fmt, schema=SCHEMA, columns=RECORD_COLUMNS) as writer:
-        yield held.append if fmt is OutputFormat.JSON else writer.write
-        for rec in sorted(held, key=lambda r: (r["row"], rank.get(r["target"], len(rank)))):
-            writer.write(rec)
+        yield writer.write
