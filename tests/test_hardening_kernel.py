@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -319,16 +320,32 @@ def _check_recovers(tmp_path: Path, warm: list[Path], suffixes: tuple[str, ...])
     assert _result(again) == expected and DAMAGED not in again.stderr and COMPILING not in again.stderr
 
 
+#: The damaged-cache scenarios: each recompiles the kernel in its own subprocesses (~25 CPU-s).
+_DAMAGE = {"every file": (".nbi", ".nbc"), "data file": (".nbc",)}
+
+
+@pytest.fixture(scope="module")
+def recoveries(tmp_path_factory: pytest.TempPathFactory, warm_cache: list[Path]) -> Iterator[dict[str, Any]]:
+    """Both scenarios started at once, on two threads (their work is in subprocesses, so they use
+    two cores: the suite's two slowest checks take the time of one); each test waits for and
+    checks its own (an assertion inside one is raised in that test)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(_DAMAGE)) as pool:
+        yield {name: pool.submit(_check_recovers, tmp_path_factory.mktemp(name.replace(" ", "-")), warm_cache,
+                                 suffixes) for name, suffixes in _DAMAGE.items()}
+
+
 @pytest.mark.slow
-def test_every_cache_file_damaged_recompiles_with_a_note(tmp_path: Path, warm_cache: list[Path]) -> None:
+def test_every_cache_file_damaged_recompiles_with_a_note(recoveries: dict[str, Any]) -> None:
     """Truncated/empty index and data files: exit 0, the same result, one note; then healthy."""
-    _check_recovers(tmp_path, warm_cache, (".nbi", ".nbc"))
+    recoveries["every file"].result()
 
 
 @pytest.mark.slow
-def test_damaged_data_file_recompiles_with_a_note(tmp_path: Path, warm_cache: list[Path]) -> None:
+def test_damaged_data_file_recompiles_with_a_note(recoveries: dict[str, Any]) -> None:
     """A readable index pointing at an unreadable data file fails later, inside numba's load."""
-    _check_recovers(tmp_path, warm_cache, (".nbc",))
+    recoveries["data file"].result()
 
 
 def test_read_only_installation_without_home_uses_a_temporary_cache(tmp_path: Path, warm_cache: list[Path]) -> None:
