@@ -27,6 +27,7 @@ from mathhammer.limits import (
     MAX_YAML_DEPTH,
 )
 from mathhammer.profiles import Library, load_file, load_library
+from tests.profile_files import profile_error, write_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,41 +44,25 @@ units:
 """
 
 
-def _write(folder: Path, text: str | bytes, name: str = "test.yaml") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    p = folder / name
-    if isinstance(text, bytes):
-        p.write_bytes(text)
-    else:
-        p.write_text(text, encoding="utf-8")
-    return p
-
-
-def _error(path: Path) -> ProfileError:
-    with pytest.raises(ProfileError) as e:
-        load_file(path, label="test.yaml")
-    return e.value
-
-
 # --- 1. duplicate keys -------------------------------------------------------------------------
 
 
 def test_duplicate_key_in_a_flow_mapping_names_file_line_and_key(tmp_path: Path) -> None:
-    p = _write(tmp_path, UNIT.replace("T: 4, Sv: 3, W: 2}", "T: 4, Sv: 3, W: 2, T: 9}"))
-    e = _error(p)
+    p = write_profile(tmp_path, UNIT.replace("T: 4, Sv: 3, W: 2}", "T: 4, Sv: 3, W: 2, T: 9}"))
+    e = profile_error(p)
     assert e.where == "test.yaml" and e.value == "T"
     assert "duplicate key at line 7" in e.what and "first given at line 7" in e.what
 
 
 def test_duplicate_key_in_a_block_mapping(tmp_path: Path) -> None:
-    p = _write(tmp_path, UNIT.replace("    points: 100\n", "    points: 100\n    points: 90\n"))
-    e = _error(p)
+    p = write_profile(tmp_path, UNIT.replace("    points: 100\n", "    points: 100\n    points: 90\n"))
+    e = profile_error(p)
     assert e.value == "points" and "duplicate key at line 6" in e.what and "first given at line 5" in e.what
 
 
 def test_quoted_and_plain_spellings_of_a_key_are_the_same_key(tmp_path: Path) -> None:
-    p = _write(tmp_path, UNIT.replace("T: 4, Sv: 3, W: 2}", "T: 4, Sv: 3, W: 2, \"T\": 9}"))
-    assert _error(p).value == "T"
+    p = write_profile(tmp_path, UNIT.replace("T: 4, Sv: 3, W: 2}", "T: 4, Sv: 3, W: 2, \"T\": 9}"))
+    assert profile_error(p).value == "T"
 
 
 def test_anchors_aliases_and_merge_keys_still_load(tmp_path: Path) -> None:
@@ -90,7 +75,7 @@ def test_anchors_aliases_and_merge_keys_still_load(tmp_path: Path) -> None:
               - {<<: *tester, name: Sergeant, count: 1, W: 3}
             weapons: []
         """)
-    [u] = load_file(_write(tmp_path, text))
+    [u] = load_file(write_profile(tmp_path, text))
     assert [(m.name, m.count, m.toughness, m.wounds) for m in u.models] == [("Tester", 5, 4, 2), ("Sergeant", 1, 4, 3)]
 
 
@@ -109,8 +94,8 @@ def _other(name: str = "Other Squad", alias: str = "others", weapon_alias: str =
     (_other(weapon_alias="TGUN"), "units[0].weapons[0].aliases[0]", "duplicate weapon alias", "TGUN"),
 ], ids=["unit-name", "unit-alias", "weapon-alias"])
 def test_duplicate_names_name_both_places(tmp_path: Path, other: str, place: str, what: str, value: str) -> None:
-    first = _write(tmp_path / "a", UNIT, "first.yaml")
-    second = _write(tmp_path / "b", other, "second.yaml")
+    first = write_profile(tmp_path / "a", UNIT, "first.yaml")
+    second = write_profile(tmp_path / "b", other, "second.yaml")
     with pytest.raises(ProfileError) as e:
         load_library([tmp_path / "a", tmp_path / "b"], use_env=False)
     assert e.value.where == f"{second}: {place}" and e.value.value == value
@@ -118,7 +103,7 @@ def test_duplicate_names_name_both_places(tmp_path: Path, other: str, place: str
 
 
 def test_a_user_unit_may_not_take_a_built_in_alias(tmp_path: Path) -> None:
-    _write(tmp_path, _other(alias="knight"))
+    write_profile(tmp_path, _other(alias="knight"))
     with pytest.raises(ProfileError) as e:
         load_library([tmp_path], use_env=False)
     assert "duplicate unit alias" in e.value.what and "profiles/imperial-knights.yaml" in e.value.what
@@ -127,21 +112,21 @@ def test_a_user_unit_may_not_take_a_built_in_alias(tmp_path: Path) -> None:
 def test_duplicates_within_one_file(tmp_path: Path) -> None:
     text = UNIT + textwrap.indent(_other(alias="testers").split("units:\n", 1)[1], "")
     with pytest.raises(ProfileError) as e:
-        load_file(_write(tmp_path, text), label="test.yaml")
+        load_file(write_profile(tmp_path, text), label="test.yaml")
     assert e.value.where == "test.yaml: units[1].aliases[0]" and "test.yaml: units[0].aliases[0]" in e.value.what
 
 
 def test_identical_weapons_may_share_an_alias(tmp_path: Path) -> None:
     """A Meltagun carried by two units is one weapon; so is its alias."""
-    _write(tmp_path, _other(weapon_alias="tgun", strength=4).replace("Other gun", "Test gun"), "other.yaml")
-    _write(tmp_path, UNIT)
+    write_profile(tmp_path, _other(weapon_alias="tgun", strength=4).replace("Other gun", "Test gun"), "other.yaml")
+    write_profile(tmp_path, UNIT)
     lib = load_library([tmp_path], use_env=False)
     assert lib.find("tgun", "weapon").name == "Test gun"
 
 
 def test_the_same_folder_twice_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "mine"
-    _write(folder, UNIT)
+    write_profile(folder, UNIT)
     (tmp_path / "link").symlink_to(folder, target_is_directory=True)
     monkeypatch.setenv(profiles.ENV_VAR, str(folder))
     lib = load_library([folder, Path(f"{folder}/"), tmp_path / "link", folder / ".." / "mine"])
@@ -156,7 +141,7 @@ def test_the_built_in_folder_given_again_is_read_once() -> None:
 
 
 def test_a_linked_file_is_read_once(tmp_path: Path) -> None:
-    _write(tmp_path / "a", UNIT)
+    write_profile(tmp_path / "a", UNIT)
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "same.yaml").symlink_to(tmp_path / "a" / "test.yaml")
     assert load_library([tmp_path / "a", tmp_path / "b"], use_env=False).find("testers", "unit").points == 100
@@ -164,9 +149,9 @@ def test_a_linked_file_is_read_once(tmp_path: Path) -> None:
 
 def test_hidden_files_are_skipped(tmp_path: Path) -> None:
     """Ruling: editor lock files and back-ups (``.#x.yaml``, ``.x.yaml.swp``) are not profiles."""
-    _write(tmp_path, UNIT)
+    write_profile(tmp_path, UNIT)
     (tmp_path / ".#test.yaml").symlink_to(tmp_path / "missing")
-    _write(tmp_path, UNIT, ".test.yaml")
+    write_profile(tmp_path, UNIT, ".test.yaml")
     assert load_library([tmp_path], use_env=False).find("testers", "unit").name == "Test Squad"
 
 
@@ -182,7 +167,7 @@ def test_unit_slash_with_a_missing_part_names_the_whole_query(library: Library) 
 
 def test_melta_with_dice_names_file_and_path(tmp_path: Path) -> None:
     """Ruling M19: Melta X takes a number only."""
-    e = _error(_write(tmp_path, UNIT.replace("abilities: []", "abilities: [MELTA D3]")))
+    e = profile_error(write_profile(tmp_path, UNIT.replace("abilities: []", "abilities: [MELTA D3]")))
     assert e.where == "test.yaml: units[0].weapons[0].abilities[0]" and e.value == "MELTA D3"
 
 
@@ -202,9 +187,9 @@ def test_melta_with_dice_names_file_and_path(tmp_path: Path) -> None:
     ("count: 5", "count: 5.0", "units[0].models[0].count"),
     ("Sv: 3", "Sv: 3+", "units[0].models[0].Sv"),
 ])
-def test_a_number_of_the_wrong_type_is_an_error(tmp_path: Path, old: str, new: str, path: str) -> None:
+def test_a_number_of_the_wrong_type_is_anprofile_error(tmp_path: Path, old: str, new: str, path: str) -> None:
     assert old in UNIT
-    assert _error(_write(tmp_path, UNIT.replace(old, new))).where == f"test.yaml: {path}"
+    assert profile_error(write_profile(tmp_path, UNIT.replace(old, new))).where == f"test.yaml: {path}"
 
 
 @pytest.mark.parametrize(("old", "at_limit", "beyond", "path"), [
@@ -218,8 +203,8 @@ def test_a_number_of_the_wrong_type_is_an_error(tmp_path: Path, old: str, new: s
 ])
 def test_documented_limits_apply_to_profiles(tmp_path: Path, old: str, at_limit: str, beyond: str, path: str) -> None:
     assert old in UNIT
-    load_file(_write(tmp_path, UNIT.replace(old, at_limit)))
-    e = _error(_write(tmp_path, UNIT.replace(old, beyond)))
+    load_file(write_profile(tmp_path, UNIT.replace(old, at_limit)))
+    e = profile_error(write_profile(tmp_path, UNIT.replace(old, beyond)))
     assert e.where == f"test.yaml: {path}" and beyond.split()[-1] in e.message()
 
 
@@ -229,19 +214,19 @@ def test_the_models_of_a_unit_add_up_to_at_most_the_limit(tmp_path: Path) -> Non
                   f"      - {{name: Boss, count: {second}, T: 4, Sv: 3, W: 2}}")
         return UNIT.replace("      - {name: Tester, count: 5, T: 4, Sv: 3, W: 2}", models)
 
-    assert load_file(_write(tmp_path, two(600)))[0].model_count == MAX_TARGET_MODELS
-    e = _error(_write(tmp_path, two(601)))
+    assert load_file(write_profile(tmp_path, two(600)))[0].model_count == MAX_TARGET_MODELS
+    e = profile_error(write_profile(tmp_path, two(601)))
     assert e.where == "test.yaml: units[0].models" and e.value == str(MAX_TARGET_MODELS + 1)
 
 
 def test_a_save_of_7_is_read(tmp_path: Path) -> None:
     """Sv 7 (7+) is a save that only a +1 modifier can pass (R-7.2/R-7.3), not an error."""
-    [u] = load_file(_write(tmp_path, UNIT.replace("Sv: 3", "Sv: 7")))
+    [u] = load_file(write_profile(tmp_path, UNIT.replace("Sv: 3", "Sv: 7")))
     assert u.models[0].save == 7
 
 
 def test_a_number_too_long_for_python_is_an_error_with_its_line(tmp_path: Path) -> None:
-    e = _error(_write(tmp_path, UNIT.replace("T: 4", "T: " + "9" * 5000)))
+    e = profile_error(write_profile(tmp_path, UNIT.replace("T: 4", "T: " + "9" * 5000)))
     assert e.where == "test.yaml" and "line 7" in e.what and len(e.message()) < 300
 
 
@@ -265,12 +250,12 @@ UTF8 = UNIT.replace("Tester", "Testér")
 ], ids=["utf16le-bom", "utf16be-bom", "utf16le", "utf16be", "utf32", "latin1", "bytes", "elf", "empty", "blank",
         "comment"])
 def test_files_that_are_not_profile_text(tmp_path: Path, data: bytes, what: str) -> None:
-    e = _error(_write(tmp_path, data))
+    e = profile_error(write_profile(tmp_path, data))
     assert e.where == "test.yaml" and what in e.what
 
 
 def test_a_utf8_byte_order_mark_is_fine(tmp_path: Path) -> None:
-    assert load_file(_write(tmp_path, codecs.BOM_UTF8 + UTF8.encode()))[0].models[0].name == "Testér"
+    assert load_file(write_profile(tmp_path, codecs.BOM_UTF8 + UTF8.encode()))[0].models[0].name == "Testér"
 
 
 def test_a_fifo_in_a_profiles_folder_does_not_block(tmp_path: Path) -> None:
@@ -297,7 +282,7 @@ def test_a_folder_named_yaml(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    p = _write(tmp_path, UNIT)
+    p = write_profile(tmp_path, UNIT)
     real_open = os.open
 
     def denied(path: object, *args: object, **kwargs: object) -> int:
@@ -306,7 +291,7 @@ def test_an_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "open", denied)
-    e = _error(p)
+    e = profile_error(p)
     assert e.where == "test.yaml" and "Permission denied" in e.what
 
 
@@ -318,9 +303,9 @@ def test_a_dangling_link(tmp_path: Path) -> None:
 
 
 def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
-    p = _write(tmp_path, UNIT)
+    p = write_profile(tmp_path, UNIT)
     os.truncate(p, MAX_PROFILE_BYTES + 1)  # sparse: no disk used
-    e = _error(p)
+    e = profile_error(p)
     assert "file too large" in e.what and f"{MAX_PROFILE_BYTES:,}" in e.what
     assert e.value == f"{MAX_PROFILE_BYTES + 1:,} bytes"
 
@@ -348,7 +333,7 @@ def _in_a_small_process(code: str, memory: int = 1 << 30, timeout: float = 120) 
 
 
 def test_an_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
-    p = _write(tmp_path, _bomb(9))  # 10**9 strings once expanded
+    p = write_profile(tmp_path, _bomb(9))  # 10**9 strings once expanded
     done = _in_a_small_process(textwrap.dedent(f"""
         from pathlib import Path
         from mathhammer.errors import ProfileError
@@ -364,13 +349,13 @@ def test_an_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
 
 def test_a_small_alias_expansion_is_fine_and_its_error_is_short(tmp_path: Path) -> None:
     """Under the bound, a wrong value is reported, but never shown whole."""
-    e = _error(_write(tmp_path, _bomb(4)))  # 10,000 strings: allowed, and wrong as `units`
+    e = profile_error(write_profile(tmp_path, _bomb(4)))  # 10,000 strings: allowed, and wrong as `units`
     assert e.where == "test.yaml: source" and len(e.message()) < 300
 
 
 def test_deep_nesting_is_an_error_not_a_crash(tmp_path: Path) -> None:
     """libyaml's composer recurses in C: 200,000 ``[`` used to kill the process (SIGSEGV)."""
-    p = _write(tmp_path, "schema: 1\nunits: " + "[" * 200_000 + "]" * 200_000 + "\n")
+    p = write_profile(tmp_path, "schema: 1\nunits: " + "[" * 200_000 + "]" * 200_000 + "\n")
     done = _in_a_small_process(textwrap.dedent(f"""
         from pathlib import Path
         from mathhammer.errors import ProfileError
@@ -394,12 +379,12 @@ def test_deep_nesting_is_an_error_not_a_crash(tmp_path: Path) -> None:
     ("schema: 1\nsource: 2024-13-45\nunits: []\n", "unreadable YAML value"),
 ], ids=["recursive", "undefined", "two-documents", "bad-date"])
 def test_other_malformed_yaml(tmp_path: Path, text: str, what: str) -> None:
-    e = _error(_write(tmp_path, text))
+    e = profile_error(write_profile(tmp_path, text))
     assert e.where == "test.yaml" and what in e.what
 
 
 def test_a_huge_wrong_value_is_shown_cut_short(tmp_path: Path) -> None:
-    e = _error(_write(tmp_path, UNIT.replace("points: 100", "points: " + "x" * 500_000)))
+    e = profile_error(write_profile(tmp_path, UNIT.replace("points: 100", "points: " + "x" * 500_000)))
     assert e.where == "test.yaml: units[0].points" and len(e.message()) < 200 and e.message().endswith("...')")
 
 
@@ -418,7 +403,7 @@ def _entries(cache: Path) -> list[Path]:
 
 
 def test_an_entry_is_written_private_and_used(tmp_path: Path, cache: Path) -> None:
-    _write(tmp_path / "p", UNIT)
+    write_profile(tmp_path / "p", UNIT)
     first = load_library([tmp_path / "p"], use_env=False)
     [entry] = _entries(cache)
     assert stat.S_IMODE(entry.stat().st_mode) == 0o600
@@ -431,7 +416,7 @@ def test_the_rebuild_gives_back_every_reference_unit(library: Library) -> None:
 
 
 def test_an_edit_that_keeps_size_and_time_is_seen(tmp_path: Path, cache: Path) -> None:
-    p = _write(tmp_path / "p", UNIT)
+    p = write_profile(tmp_path / "p", UNIT)
     assert load_library([tmp_path / "p"], use_env=False).find("testers", "unit").points == 100
     st = p.stat()
     p.write_text(UNIT.replace("points: 100", "points: 120"))
@@ -442,7 +427,7 @@ def test_an_edit_that_keeps_size_and_time_is_seen(tmp_path: Path, cache: Path) -
 
 def test_another_version_of_the_code_does_not_read_the_entry(tmp_path: Path, cache: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    _write(tmp_path / "p", UNIT)
+    write_profile(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
     monkeypatch.setattr(profiles.cache, "_FINGERPRINT", ["a changed model.py"])
     load_library([tmp_path / "p"], use_env=False)
@@ -467,7 +452,7 @@ class _Plant:
 
 
 def test_a_planted_pickle_is_never_run(tmp_path: Path, cache: Path) -> None:
-    _write(tmp_path / "p", UNIT)
+    write_profile(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
     marker = tmp_path / "ran"
     _replace_entry(cache, pickle.dumps(_Plant(marker)))
@@ -492,7 +477,7 @@ def test_a_valid_private_entry_is_served(tmp_path: Path, cache: Path) -> None:
     """The positive control of the tests below: a well-formed entry that is the user's own and
     private is what the library returns (points 5, not the file's 100), so "ignored" means
     something there."""
-    _write(tmp_path / "p", UNIT)
+    write_profile(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
     _replace_entry(cache, _valid_entry(cache, 5), mode=0o600)
     assert load_library([tmp_path / "p"], use_env=False).find("testers", "unit").points == 5
@@ -502,7 +487,7 @@ def test_a_valid_private_entry_is_served(tmp_path: Path, cache: Path) -> None:
 def test_a_damaged_entry_is_ignored(tmp_path: Path, cache: Path, damage: str) -> None:
     import hashlib
 
-    _write(tmp_path / "p", UNIT)
+    write_profile(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
     [entry] = _entries(cache)
     blob = entry.read_bytes()
@@ -516,7 +501,7 @@ def test_a_damaged_entry_is_ignored(tmp_path: Path, cache: Path, damage: str) ->
 
 
 def test_an_entry_others_may_write_is_ignored(tmp_path: Path, cache: Path) -> None:
-    _write(tmp_path / "p", UNIT)
+    write_profile(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
     _replace_entry(cache, _valid_entry(cache, 5), mode=0o666)
     assert load_library([tmp_path / "p"], use_env=False).find("testers", "unit").points == 100
@@ -524,7 +509,7 @@ def test_an_entry_others_may_write_is_ignored(tmp_path: Path, cache: Path) -> No
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another user needs root")
 def test_an_entry_of_another_user_is_ignored(tmp_path: Path, cache: Path) -> None:
-    _write(tmp_path / "p", UNIT)
+    write_profile(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
     entry = _replace_entry(cache, _valid_entry(cache, 5))
     os.chown(entry, 4242, 4242)
@@ -535,7 +520,7 @@ def test_an_entry_that_breaks_the_model_invariants_is_ignored(tmp_path: Path, ca
     """Even a well-formed entry cannot carry a value the model refuses (here T beyond the limit)."""
     import hashlib
 
-    _write(tmp_path / "p", UNIT)
+    write_profile(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
     [entry] = _entries(cache)
     doc = marshal.loads(entry.read_bytes()[32:])
@@ -549,13 +534,13 @@ def test_an_unwritable_cache_is_only_slower(tmp_path: Path, monkeypatch: pytest.
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(blocker))
-    _write(tmp_path / "p", UNIT)
+    write_profile(tmp_path / "p", UNIT)
     assert load_library([tmp_path / "p"], use_env=False).find("testers", "unit").points == 100
 
 
 def test_a_library_with_errors_is_never_cached(tmp_path: Path, cache: Path) -> None:
-    _write(tmp_path / "a", UNIT)
-    _write(tmp_path / "b", UNIT, "again.yaml")
+    write_profile(tmp_path / "a", UNIT)
+    write_profile(tmp_path / "b", UNIT, "again.yaml")
     for _ in range(2):
         with pytest.raises(ProfileError, match="duplicate unit name"):
             load_library([tmp_path / "a", tmp_path / "b"], use_env=False)

@@ -10,6 +10,7 @@ import yaml
 from mathhammer.errors import ProfileError
 from mathhammer.model import Ability
 from mathhammer.profiles import Library, dump_unit, load_file, load_library
+from tests.profile_files import write_profile
 
 GOOD = """\
 schema: 1
@@ -28,14 +29,8 @@ units:
 """
 
 
-def _write(tmp_path: Path, text: str, name: str = "test.yaml") -> Path:
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
 def test_load_good_file(tmp_path: Path) -> None:
-    [u] = load_file(_write(tmp_path, GOOD))
+    [u] = load_file(write_profile(tmp_path, GOOD))
     assert u.name == "Test Squad" and u.model_count == 5 and u.invulnerable == 4 and u.feel_no_pain == 6
     assert u.keywords == {"INFANTRY"}
     gun, blade = u.weapons
@@ -56,7 +51,7 @@ def test_load_good_file(tmp_path: Path) -> None:
 ])
 def test_errors_name_file_path_and_value(tmp_path: Path, old: str, new: str, where: str, value: str) -> None:
     assert old in GOOD
-    p = _write(tmp_path, GOOD.replace(old, new))
+    p = write_profile(tmp_path, GOOD.replace(old, new))
     with pytest.raises(ProfileError) as e:
         load_file(p, label="test.yaml")
     assert e.value.where == where
@@ -64,21 +59,21 @@ def test_errors_name_file_path_and_value(tmp_path: Path, old: str, new: str, whe
 
 
 def test_yaml_syntax_error_names_line(tmp_path: Path) -> None:
-    p = _write(tmp_path, "schema: 1\nunits: [\n  {name: x\n")
+    p = write_profile(tmp_path, "schema: 1\nunits: [\n  {name: x\n")
     with pytest.raises(ProfileError) as e:
         load_file(p, label="bad.yaml")
     assert e.value.where == "bad.yaml" and "YAML syntax error at line" in e.value.what
 
 
 def test_missing_key(tmp_path: Path) -> None:
-    p = _write(tmp_path, GOOD.replace("      - {name: Tester, count: 5, T: 4, Sv: 3, W: 2}", "      - {name: Tester, count: 5, T: 4, Sv: 3}"))
+    p = write_profile(tmp_path, GOOD.replace("      - {name: Tester, count: 5, T: 4, Sv: 3, W: 2}", "      - {name: Tester, count: 5, T: 4, Sv: 3}"))
     with pytest.raises(ProfileError, match="missing key 'W'"):
         load_file(p)
 
 
 def test_dump_and_load_round_trip(tmp_path: Path, library: Library) -> None:
     data = {"schema": 1, "units": [dump_unit(u) for u in library.units]}
-    p = _write(tmp_path, yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
+    p = write_profile(tmp_path, yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
     assert tuple(load_file(p)) == library.units
 
 
@@ -133,7 +128,7 @@ def test_identical_weapons_in_several_units_are_one(library: Library) -> None:
 
 
 def test_user_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _write(tmp_path, GOOD)
+    write_profile(tmp_path, GOOD)
     assert load_library([tmp_path]).find("testers", "unit").name == "Test Squad"
     monkeypatch.setenv("MATHHAMMER_PROFILES", str(tmp_path))
     assert load_library().find("test gun", "weapon").name == "Test gun"
@@ -165,7 +160,7 @@ def test_parsed_profiles_are_cached_and_invalidated(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("MATHHAMMER_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "profiles"
     folder.mkdir()
-    p = _write(folder, GOOD)
+    p = write_profile(folder, GOOD)
     first = load_library([folder], use_env=False).find("testers", "unit")
     assert list((tmp_path / "cache" / "profiles").glob("*.marshal"))
     assert load_library([folder], use_env=False).find("testers", "unit") == first  # from the cache

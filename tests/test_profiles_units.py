@@ -15,6 +15,7 @@ from mathhammer import profiles
 from mathhammer.errors import ProfileError
 from mathhammer.model import ModelStats, Unit, unit_target
 from mathhammer.profiles import Library, dump_unit, load_file, load_library
+from tests.profile_files import profile_error, write_profile
 
 MIXED = """\
 schema: 1
@@ -40,19 +41,6 @@ units:
 """
 
 
-def _write(folder: Path, text: str, name: str = "test.yaml") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    p = folder / name
-    p.write_text(text, encoding="utf-8")
-    return p
-
-
-def _error(path: Path) -> ProfileError:
-    with pytest.raises(ProfileError) as e:
-        load_file(path, label="test.yaml")
-    return e.value
-
-
 def _library_error(folder: Path) -> ProfileError:
     with pytest.raises(ProfileError) as e:
         load_library([folder], use_env=False)
@@ -69,7 +57,7 @@ def _one_line(e: ProfileError) -> str:
 
 
 def test_a_statline_carries_its_own_defence_keywords_and_loadout(tmp_path: Path) -> None:
-    [u] = load_file(_write(tmp_path, MIXED))
+    [u] = load_file(write_profile(tmp_path, MIXED))
     grunt, boss = u.models
     assert (grunt.invulnerable, grunt.feel_no_pain, grunt.keywords) == (None, None, frozenset())
     assert (boss.invulnerable, boss.feel_no_pain, boss.keywords) == (5, 6, {"CHARACTER", "BOSS"})
@@ -79,7 +67,7 @@ def test_a_statline_carries_its_own_defence_keywords_and_loadout(tmp_path: Path)
 
 
 def test_unit_loadout_sums_the_statlines(tmp_path: Path) -> None:
-    [u] = load_file(_write(tmp_path, MIXED))
+    [u] = load_file(write_profile(tmp_path, MIXED))
     # 9 Grunts x (1 Pistol gun, 1 Blade) + 1 Boss x (2 Pistol guns, 2 Big blades), in first-seen order
     assert u.loadout() == (("Pistol gun", 9 * 1 + 1 * 2), ("Blade", 9), ("Big blade", 2))
 
@@ -94,18 +82,18 @@ def test_unit_loadout_sums_by_hand_built_statlines() -> None:
 
 def test_the_mapping_spelling_of_a_loadout(tmp_path: Path) -> None:
     text = MIXED.replace("weapons: [Pistol gun, Blade]", "weapons: {pg: 1, Blade: 3}")
-    [u] = load_file(_write(tmp_path, text))
+    [u] = load_file(write_profile(tmp_path, text))
     assert u.models[0].loadout == (("Pistol gun", 1), ("Blade", 3))  # the alias pg names the Pistol gun
 
 
 def test_a_weapon_named_twice_counts_twice(tmp_path: Path) -> None:
     text = MIXED.replace("weapons: [Pistol gun, Blade]", "weapons: [Blade, Pistol gun, blade]")
-    [u] = load_file(_write(tmp_path, text))
+    [u] = load_file(write_profile(tmp_path, text))
     assert u.models[0].loadout == (("Blade", 2), ("Pistol gun", 1))
 
 
 def test_statline_defence_reaches_the_target_groups(tmp_path: Path) -> None:
-    [u] = load_file(_write(tmp_path, MIXED))
+    [u] = load_file(write_profile(tmp_path, MIXED))
     target, _ = unit_target(u)
     grunts, boss = target.groups
     assert (grunts.models, grunts.wounds, grunts.save, grunts.invulnerable, grunts.feel_no_pain) == (9, 1, 5, None, None)
@@ -116,7 +104,7 @@ def test_statline_defence_reaches_the_target_groups(tmp_path: Path) -> None:
 def test_a_unit_without_loadouts_still_loads(tmp_path: Path) -> None:
     text = MIXED.replace(", weapons: [Pistol gun, Blade]", "").replace(
         "        weapons: [pistol GUN, {name: big blade, count: 2}, {name: Pistol gun}]\n", "")
-    [u] = load_file(_write(tmp_path, text))
+    [u] = load_file(write_profile(tmp_path, text))
     assert u.loadout() == () and len(u.weapons) == 3
 
 
@@ -124,7 +112,7 @@ def test_a_unit_without_loadouts_still_loads(tmp_path: Path) -> None:
 
 
 def test_an_unknown_loadout_weapon_names_unit_model_and_weapon_and_lists_the_unit_weapons(tmp_path: Path) -> None:
-    e = _error(_write(tmp_path, MIXED.replace("[Pistol gun, Blade]", "[Pistol gun, Shoota]")))
+    e = profile_error(write_profile(tmp_path, MIXED.replace("[Pistol gun, Blade]", "[Pistol gun, Shoota]")))
     text = _one_line(e)
     assert e.where == "test.yaml: units[0].models[0].weapons[1]"
     for part in ("'Test Mob'", "'Grunt'", "'Shoota'", "Pistol gun, Blade, Big blade"):
@@ -132,9 +120,9 @@ def test_an_unknown_loadout_weapon_names_unit_model_and_weapon_and_lists_the_uni
 
 
 def test_an_unknown_weapon_in_a_count_entry_and_in_the_mapping_spelling(tmp_path: Path) -> None:
-    e = _error(_write(tmp_path, MIXED.replace("{name: big blade, count: 2}", "{name: huge blade, count: 2}")))
+    e = profile_error(write_profile(tmp_path, MIXED.replace("{name: big blade, count: 2}", "{name: huge blade, count: 2}")))
     assert e.where == "test.yaml: units[0].models[1].weapons[1].name" and "'Boss'" in _one_line(e)
-    e = _error(_write(tmp_path, MIXED.replace("weapons: [Pistol gun, Blade]", "weapons: {Pistol gun: 1, Axe: 1}")))
+    e = profile_error(write_profile(tmp_path, MIXED.replace("weapons: [Pistol gun, Blade]", "weapons: {Pistol gun: 1, Axe: 1}")))
     assert e.where == "test.yaml: units[0].models[0].weapons.Axe" and "'Axe'" in _one_line(e)
 
 
@@ -145,7 +133,7 @@ def test_a_loadout_weapon_of_another_unit_is_unknown(tmp_path: Path) -> None:
       - {name: Other model, count: 1, T: 4, Sv: 3, W: 2, weapons: [Blade]}
     weapons: []
 """
-    e = _error(_write(tmp_path, other))
+    e = profile_error(write_profile(tmp_path, other))
     assert e.where == "test.yaml: units[1].models[0].weapons[0]"
     assert "'Other'" in _one_line(e) and "lists no weapons" in e.message()
 
@@ -158,16 +146,16 @@ def test_a_loadout_weapon_of_another_unit_is_unknown(tmp_path: Path) -> None:
     ("weapons: [Pistol gun, Blade]", "weapons: {Pistol gun: 0}", "units[0].models[0].weapons.Pistol gun"),
     ("weapons: [Pistol gun, Blade]", "weapons: {Pistol gun: null}", "units[0].models[0].weapons.Pistol gun"),
 ])
-def test_a_loadout_count_below_one_or_not_a_number_is_an_error(tmp_path: Path, old: str, new: str,
+def test_a_loadout_count_below_one_or_not_a_number_is_anprofile_error(tmp_path: Path, old: str, new: str,
                                                                 where: str) -> None:
     assert old in MIXED
-    e = _error(_write(tmp_path, MIXED.replace(old, new)))
+    e = profile_error(write_profile(tmp_path, MIXED.replace(old, new)))
     assert "a weapon count must be" in _one_line(e) and "1,000" in e.message()
     assert e.where == f"test.yaml: {where}"
 
 
-def test_counts_that_add_up_beyond_the_limit_are_an_error(tmp_path: Path) -> None:
-    e = _error(_write(tmp_path, MIXED.replace("weapons: [Pistol gun, Blade]",
+def test_counts_that_add_up_beyond_the_limit_are_anprofile_error(tmp_path: Path) -> None:
+    e = profile_error(write_profile(tmp_path, MIXED.replace("weapons: [Pistol gun, Blade]",
                                               "weapons: [{name: Blade, count: 1000}, Blade]")))
     assert e.where == "test.yaml: units[0].models[0].weapons" and "1,000" in _one_line(e)
 
@@ -184,7 +172,7 @@ def test_counts_that_add_up_beyond_the_limit_are_an_error(tmp_path: Path) -> Non
 ])
 def test_malformed_statline_keys(tmp_path: Path, old: str, new: str, where: str) -> None:
     assert old in MIXED
-    e = _error(_write(tmp_path, MIXED.replace(old, new)))
+    e = profile_error(write_profile(tmp_path, MIXED.replace(old, new)))
     _one_line(e)
     assert e.where == f"test.yaml: {where}"
 
@@ -198,7 +186,7 @@ def test_two_weapons_of_one_name_cannot_be_told_apart_in_a_loadout(tmp_path: Pat
       - {name: Gun, range: 24, A: "1", BS: 3, S: 4, AP: 0, D: "1"}
       - {name: gun, range: 24, A: "2", BS: 3, S: 4, AP: 0, D: "1"}
 """
-    e = _error(_write(tmp_path, text))
+    e = profile_error(write_profile(tmp_path, text))
     assert e.where == "test.yaml: units[1].models[0].weapons[0]" and "2 weapons of this name" in _one_line(e)
 
 
@@ -221,7 +209,7 @@ units:
 
 
 def test_attached_names_are_stored_as_written_and_resolve(tmp_path: Path) -> None:
-    _write(tmp_path / "p", LEADERS)
+    write_profile(tmp_path / "p", LEADERS)
     lib = load_library([tmp_path / "p"], use_env=False)
     squad = lib.find("guard squad", "unit")
     assert squad.attached == ("test boss",)
@@ -229,7 +217,7 @@ def test_attached_names_are_stored_as_written_and_resolve(tmp_path: Path) -> Non
 
 
 def test_a_built_in_leader_and_two_leaders_may_be_attached(tmp_path: Path) -> None:
-    _write(tmp_path / "p", LEADERS.replace("attached: [test boss]", "attached: [test boss, captain]"))
+    write_profile(tmp_path / "p", LEADERS.replace("attached: [test boss]", "attached: [test boss, captain]"))
     squad = load_library([tmp_path / "p"], use_env=False).find("guard squad", "unit")
     assert squad.attached == ("test boss", "captain")
 
@@ -252,7 +240,7 @@ def test_bad_attached_names_are_one_line_errors_at_the_name(tmp_path: Path, atta
     keywords: [CHARACTER]
     weapons: []
 """
-    _write(tmp_path / "p", text)
+    write_profile(tmp_path / "p", text)
     e = _library_error(tmp_path / "p")
     line = _one_line(e)
     assert what in line
@@ -263,21 +251,21 @@ def test_bad_attached_names_are_one_line_errors_at_the_name(tmp_path: Path, atta
         assert "Test Boss" in line and "Test Chief" in line
 
 
-def test_a_leader_with_leaders_of_its_own_is_an_error(tmp_path: Path) -> None:
+def test_a_leader_with_leaders_of_its_own_is_anprofile_error(tmp_path: Path) -> None:
     text = LEADERS.replace("    keywords: [CHARACTER]\n", "    keywords: [CHARACTER]\n    attached: [captain]\n")
-    _write(tmp_path / "p", text)
+    write_profile(tmp_path / "p", text)
     e = _library_error(tmp_path / "p")
     assert e.where.endswith("test.yaml: units[0].attached[0]") and "leaders attached to it" in _one_line(e)
 
 
 def test_attached_must_be_a_list_of_names(tmp_path: Path) -> None:
-    e = _error(_write(tmp_path, LEADERS.replace("attached: [test boss]", "attached: test boss")))
+    e = profile_error(write_profile(tmp_path, LEADERS.replace("attached: [test boss]", "attached: test boss")))
     assert e.where == "test.yaml: units[0].attached"
 
 
 def test_a_library_with_a_bad_attached_name_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
-    _write(tmp_path / "p", LEADERS.replace("[test boss]", "[nobody at all]"))
+    write_profile(tmp_path / "p", LEADERS.replace("[test boss]", "[nobody at all]"))
     for _ in range(2):
         _library_error(tmp_path / "p")
     assert not list((tmp_path / "cache").rglob("*.marshal"))
@@ -287,19 +275,19 @@ def test_a_library_with_a_bad_attached_name_is_not_cached(tmp_path: Path, monkey
 
 
 def test_dump_and_load_keep_the_new_fields(tmp_path: Path) -> None:
-    units = load_file(_write(tmp_path, MIXED + LEADERS.split("units:\n", 1)[1]))
+    units = load_file(write_profile(tmp_path, MIXED + LEADERS.split("units:\n", 1)[1]))
     data = {"schema": 1, "units": [dump_unit(u) for u in units]}
     dumped = dump_unit(units[0])
     assert dumped["models"][1]["weapons"] == [{"name": "Pistol gun", "count": 2}, {"name": "Big blade", "count": 2}]
     assert dumped["models"][0]["weapons"] == ["Pistol gun", "Blade"]
     assert dump_unit(units[1])["attached"] == ["test boss"]
-    again = load_file(_write(tmp_path, yaml.safe_dump(data, allow_unicode=True, sort_keys=False), "again.yaml"))
+    again = load_file(write_profile(tmp_path, yaml.safe_dump(data, allow_unicode=True, sort_keys=False), "again.yaml"))
     assert again == units
 
 
 def test_the_cache_gives_back_the_new_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
-    _write(tmp_path / "p", MIXED + LEADERS.split("units:\n", 1)[1])
+    write_profile(tmp_path / "p", MIXED + LEADERS.split("units:\n", 1)[1])
     first = load_library([tmp_path / "p"], use_env=False)
     [entry] = list((tmp_path / "cache" / "profiles").glob("*.marshal"))
     doc = marshal.loads(entry.read_bytes()[32:])
@@ -317,7 +305,7 @@ def test_the_cache_is_what_is_served(tmp_path: Path, monkeypatch: pytest.MonkeyP
     # positive control: an entry edited (and re-checksummed) to a different loadout count is what loads,
     # so the test above compares the cache's output, not a second parse
     monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
-    _write(tmp_path / "p", MIXED)
+    write_profile(tmp_path / "p", MIXED)
     load_library([tmp_path / "p"], use_env=False)
     [entry] = list((tmp_path / "cache" / "profiles").glob("*.marshal"))
     doc = marshal.loads(entry.read_bytes()[32:])
@@ -338,7 +326,7 @@ def test_the_cache_is_what_is_served(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_a_cache_entry_with_a_bad_loadout_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      bad: list[list[object]]) -> None:
     monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
-    _write(tmp_path / "p", MIXED)
+    write_profile(tmp_path / "p", MIXED)
     load_library([tmp_path / "p"], use_env=False)
     [entry] = list((tmp_path / "cache" / "profiles").glob("*.marshal"))
     doc = marshal.loads(entry.read_bytes()[32:])
