@@ -187,7 +187,7 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
             out_damage, out_models, u.stage_offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups,
             group_offsets, out_weapons,
             *kernel.simulation_tables(u.stages, u.rolls, u.roll_maps, params, u.stage_offsets, u.single),
-            _rows(slots, kernel.BUFFER, np.uint64), _rows(slots, scratch_width(u), np.int64))
+            *_track_tables(u, params), _rows(slots, kernel.BUFFER, np.uint64), _rows(slots, scratch_width(u), np.int64))
     kernel.prepare_simulation(args, live=_LIVE.get())
     seconds = _run_batches(args, sizes, batch, slots)
     damage, models, stage_counts, hazard, hazard_models, group_counts, weapon_sums = (
@@ -203,6 +203,18 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
                         hazardous=Distribution.from_counts(hazard) if hazardous else None,
                         hazard_models=Distribution.from_counts(hazard_models) if hazardous else None,
                         groups=groups, weapons=weapons)
+
+
+def _track_tables(u: UnitInputs, params: npt.NDArray[np.int64]) -> tuple[npt.NDArray[Any], ...]:
+    """The allocation transition tables of a whole unit (mathhammer.kernel.transition); tables
+    that leave every weapon group to the wound-by-wound loop for one pair (the fast path or its
+    loop) or where none applies."""
+    from .. import kernel
+
+    if u.single:
+        return kernel.no_tables(u.stages.shape[0], u.stages.shape[1])
+    return kernel.track_tables(u.stages, u.rolls, u.roll_maps, params, u.groups, u.bodyguard_groups,
+                               tuple(row[0].stage_largest[StageCount.WOUNDS] for row in u.pairs))
 
 
 def _groups(u: UnitInputs, counts: npt.NDArray[np.int64]) -> tuple[GroupResult, ...]:

@@ -22,10 +22,11 @@ from .binomial import KINDS, tables
 from .joint import JointTables, joint_tables
 from .rng import BUFFER, N_STREAM, S_COUNTER, S_POS
 from .simulate import N_STAGES, run_chunks
+from .transition import no_tables, track_tables
 
 __all__ = ["BUFFER", "N_STAGES", "cache_path", "joint_tables_for", "max_threads", "new_streams", "prepare",
            "prepare_simulation", "run_chunks", "simulate_chunks", "simulation_tables", "tables",
-           "takes_fast_path", "Workers", "worker_pool"]
+           "takes_fast_path", "no_tables", "track_tables", "Workers", "worker_pool"]
 
 # Rows, parameters and flags of mathhammer.codes (kept free of it, as simulate.py is).
 _SUSTAINED = 1
@@ -150,7 +151,7 @@ _ARG_STREAMS, _ARG_OUT_DAMAGE = 8, 10
 
 
 def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None) -> None:
-    """Run :func:`run_chunks` on ``args`` (its arguments up to ``start``) for every chunk, on
+    """Run :func:`run_chunks` on ``args`` (its arguments up to ``first``) for every chunk, on
     ``threads`` threads: thread w runs chunks w, w + threads, ... into histogram row w.
 
     The kernel releases the GIL, so plain Python threads run side by side; each chunk's trials

@@ -15,7 +15,8 @@ Dice are resolved stage by stage for the whole unit, as players roll fast dice. 
 one stage are independent with the same odds, so only how many score each result matters:
 that count is drawn at once from a binomial table (:mod:`.binomial`), the same distribution as
 rolling every die. Dice whose values matter one by one (random attacks, sustained hits and
-damage, allocation to models, a lone Command Re-roll, Hazardous) are rolled as D6s.
+damage, allocation to models, a lone Command Re-roll, Hazardous) are rolled as D6s. On one queue
+of models with a fixed Damage, allocation itself is a table lookup (:mod:`.transition`).
 
 Most runs take ``_run_fast``: with no Command Re-roll of a Hit roll, Wound roll or save and a
 fixed Sustained Hits, each stage's joint outcome of up to 32 dice is one draw
@@ -56,6 +57,8 @@ K_SAVE_FAIL, K_SAVE_FAIL_RR, K_SAVE_FAIL_OTHER, K_FNP_LOST = 6, 7, 8, 9
 K_HIT_ANY, K_UNSAVED, K_UNSAVED_NOT_CRIT = 10, 11, 12
 # Kinds of joint draw (mathhammer.kernel.joint) and the packing of their outcomes.
 J_HIT, J_WOUND, J_FINAL = 0, 1, 2
+# Modes of a weapon group's allocation (mathhammer.kernel.transition).
+T_LOOP, T_ALIKE = 0, 1
 SHIFT = np.int64(32)
 MASK32 = np.int64(0xFFFFFFFF)
 
@@ -376,7 +379,8 @@ def _land(dmg, t, g, state, n_bodyguard, groups, scratch, out_weapons):
 @jit
 def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, st, n_trials, out_damage,
                out_models, offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups, group_offsets,
-               out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, buf, scratch):
+               out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, tmode, track, tbase, adv, tt, ta, buf,
+               scratch):
     """Every input: weapon groups g fired in order at the model groups j of a unit (tables
     [G, J, ...], see mathhammer.compile.UnitInputs), one trial at a time.
 
@@ -390,6 +394,11 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     per-trial counts (kills per group, pending Devastating wounds per weapon group) in place of
     allocated arrays, and each pair's Damage when it is fixed and no Feel No Pain applies (one read
     per wound in place of the stacked [G, J, ...] tables').
+
+    On one queue of models, a weapon group whose Damage is fixed and alike at every group, without
+    Feel No Pain (``tmode[g, 0]`` > 0, mathhammer.kernel.transition), moves the position along the
+    queue by table instead: one lookup of where its unsaved wounds leave the queue, after a draw of
+    how many are unsaved per ``tmode[g, 1]`` wounds when the groups' saves differ.
     """
     n_weapons = stages.shape[0]
     n_groups = stages.shape[1]
@@ -423,6 +432,7 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
             fnp_any |= fnp
             plain = not fnp and rolls[g, j, DAMAGE, 0] + rolls[g, j, DAMAGE, 1] == 0
             scratch[fixed + g * n_groups + j] = roll_maps[g, j, DAMAGE, 0] if plain else 0
+    last = tbase[n_groups]  # the queue's end (transition tables)
     pos = np.int64(st[S_POS])
     s = st[S_COUNTER]
     if pos < BUFFER:  # resume: the buffer holds the BUFFER values before the counter
@@ -533,6 +543,40 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                         failed, pos, s = count(t0, a0, K_SAVE_FAIL, to_save, buf, pos, s)
                 else:
                     failed = to_save
+            if tmode[g, 0] != T_LOOP:
+                # where the queue's position goes (mathhammer.kernel.transition): the wounds taken
+                # are the positions passed, the models destroyed the model ends passed
+                g0, left0, w0 = state[0], state[1], state[2]
+                p0 = last if left0 == 0 else tbase[g0] + (groups[g0, 0] - left0 + 1) * groups[g0, 1] - w0
+                if tmode[g, 0] == T_ALIKE:
+                    u = failed
+                    p = adv[g, p0, min(u, last)]
+                else:  # a draw of the unsaved count per tmode[g, 1] wounds, from where the last one left
+                    u = 0
+                    p = p0
+                    n = failed
+                    while n > 0:
+                        m = min(n, tmode[g, 1])
+                        k, pos, s = count(tt[g], ta[g], p, m, buf, pos, s)
+                        u += k
+                        p = adv[g, p, min(k, last)]
+                        n -= m
+                dmg = scratch[fixed + g * n_groups] * u
+                unsaved += u
+                before += dmg
+                after += dmg
+                take = p - p0
+                total += take
+                out_weapons[2 * g] += take
+                if take > 0:
+                    kills = 0
+                    for j in range(n_groups):
+                        d = track[p, 3 + j] - track[p0, 3 + j]
+                        scratch[j] += d
+                        kills += d
+                    out_weapons[2 * g + 1] += kills
+                    state = (track[p, 0], track[p, 1], track[p, 2], state[3], state[4], state[5])
+                continue
             for _w in range(failed):
                 t = _track_of(precision, state[1], state[4])
                 if t < 0 and not keep_stages:
@@ -765,7 +809,8 @@ def _run_fast(stages, rolls, roll_maps, roll_flags, params, groups, attacker, st
 @jit
 def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, streams, chunk_trials, out_damage,
                out_models, offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups, group_offsets,
-               out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, buffers, scratch, first, step, slot):
+               out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, tmode, track, tbase, adv, tt, ta, buffers,
+               scratch, first, step, slot):
     """Simulate ``chunk_trials[c]`` more trials of chunks c = first, first + step, ..., adding
     to row ``slot`` of every histogram.
 
@@ -801,6 +846,10 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     jt, jown, jalias, jstart, jchunk: the joint tables (mathhammer.kernel.joint) of each weapon group
         end to end (jstart [G, N_JOINT, TABLE_N + 2], jchunk [G, N_JOINT]; kind k of group g not built
         when jchunk[g, k] is 0): the fast path's for a single pair, the units path's otherwise
+    tmode, track, tbase, adv, tt, ta: the allocation transition tables of the units path
+        (mathhammer.kernel.transition.TrackTables; ``no_tables`` when no weapon group takes them:
+        tmode[g, 0] 0 allocates wound by wound). Always arrays of the same types, so one compile
+        serves every run
     buffers: uint64[slots, >= BUFFER]  scratch space for the random streams (the kernel allocates nothing)
     scratch: int64[slots, >= J + G + G J]  the general path's per-trial counts and per-pair fixed Damage
         (mathhammer.compile.scratch_width)
@@ -823,5 +872,5 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
             _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, streams[c],
                        chunk_trials[c], out_damage[slot], out_models[slot], offsets, out_stages[slot],
                        out_hazard[slot], out_hazard_models[slot], out_over[c], out_groups[slot], group_offsets,
-                       out_weapons[slot], table, alias, jt, jown, jalias, jstart, jchunk, buffers[slot],
-                       scratch[slot])
+                       out_weapons[slot], table, alias, jt, jown, jalias, jstart, jchunk, tmode, track, tbase, adv, tt,
+                       ta, buffers[slot], scratch[slot])
