@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, MatchupError
 from .limits import MAX_ATTACKING_MODELS
@@ -29,7 +29,11 @@ from .profiles import Library
 from .resolve import ResolvedTarget
 from .result import DamageResult
 
-__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "run", "run_attack", "target"]
+if TYPE_CHECKING:
+    from .roster.model import Roster
+
+__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "roster", "run", "run_attack",
+           "target", "with_rosters"]
 
 #: Situation flags and modifiers a caller may give (Context fields, ``models`` for
 #: ``firing_models``); ``melee`` is chosen by ``build(melee=...)``.
@@ -49,12 +53,46 @@ class Attack:
     explain: tuple[str, ...] = ()
 
 
-def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True) -> Library:
+def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True, rosters: Sequence[str | Path] = (),
+            faction: str | None = None) -> Library:
     """The built-in profiles, then ``$MATHHAMMER_PROFILES`` (unless ``use_env`` is false), then
-    the folders or files in ``profiles``."""
+    the folders or files in ``profiles``; with ``rosters``, their units over it (a name finds a
+    roster's unit first: :func:`with_rosters`); with ``faction``, only that faction's units.
+
+    Raises:
+        ProfileError: a bad profile or roster file, an unknown faction.
+    """
     from .profiles import load_library
 
-    return load_library(tuple(Path(p) for p in profiles), use_env=use_env)
+    lib = with_rosters(load_library(tuple(Path(p) for p in profiles), use_env=use_env), rosters)
+    return lib if faction is None else lib.only(faction)
+
+
+def roster(path: str | Path, *, lib: Library | None = None) -> Roster:
+    """A roster file (.ros/.rosz, or the text an army app exports) as understood: its units
+    with the loadouts, leaders and points listed (``Roster.units()``), and what could not be
+    matched to ``lib`` (default: :func:`library`) and why.
+
+    Raises:
+        ProfileError: naming the file (and line): unreadable, corrupt, of an unknown format.
+    """
+    from .roster import load_roster
+
+    return load_roster(path, library() if lib is None else lib)
+
+
+def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Library:
+    """``lib`` with the units of ``rosters`` (files, or rosters read by :func:`roster`) over it:
+    aliases and whole names are looked up in the rosters first, then in ``lib``, then parts of
+    names in the same order. Units that a text roster could not match are left out
+    (:func:`roster` lists them)."""
+    if not rosters:
+        return lib
+    from .profiles import Layered
+    from .profiles import Library as Plain
+
+    units = [u for r in rosters for u in (r if not isinstance(r, (str, Path)) else roster(r, lib=lib)).units()]
+    return Layered(Plain(units), lib)
 
 
 def target(text: str, *, lib: Library | None = None, target_models: int | None = None,

@@ -59,39 +59,59 @@ _PROCESS_BATCH = 8
 class Recipe:
     """What :func:`mathhammer.api.build` takes, for the worker to build: ``weapons`` and
     ``target`` as the command line spells them, ``options`` its keyword arguments
-    (``melee``, ``models``, situation names...), ``profiles`` the extra profile folders."""
+    (``melee``, ``models``, situation names...), ``profiles`` the extra profile folders,
+    ``rosters`` the rosters whose units the weapons may name, ``target_rosters`` those the
+    target may name."""
 
     weapons: tuple[str, ...]
     target: str
     options: tuple[tuple[str, Any], ...] = ()
     profiles: tuple[str, ...] = ()
+    rosters: tuple[str, ...] = ()
+    target_rosters: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, weapons: Sequence[str], target: str, options: Mapping[str, Any] | None = None,
-           profiles: Sequence[str | Path] = ()) -> Recipe:
+           profiles: Sequence[str | Path] = (), rosters: Sequence[str | Path] = (),
+           target_rosters: Sequence[str | Path] = ()) -> Recipe:
         """A recipe from a mapping of build options."""
-        return cls(tuple(weapons), target, tuple((options or {}).items()), tuple(str(p) for p in profiles))
+        return cls(tuple(weapons), target, tuple((options or {}).items()), tuple(str(p) for p in profiles),
+                   tuple(str(p) for p in rosters), tuple(str(p) for p in target_rosters))
 
     def build(self, lib: Library | None = None, cache: dict[Any, Any] | None = None) -> Attack:
-        """The attack (``lib``: the profiles to use, default those of ``profiles``). ``cache``
-        keeps what several recipes of one run share: their library and resolved targets."""
-        from .api import build, library, target
+        """The attack (``lib``: the profiles to use for weapons and target, default those of
+        ``profiles`` and the rosters). ``cache`` keeps what several recipes of one run share:
+        their libraries and resolved targets."""
+        from .api import build, target
 
         cache = {} if cache is None else cache
         given = lib
+        aim_lib = lib
         if lib is None:
-            lib = cache.get(("library", self.profiles))
-            if lib is None:
-                lib = cache[("library", self.profiles)] = library(self.profiles)
+            lib = self._library(self.rosters, cache)
+            aim_lib = self._library(self.target_rosters, cache)
         options = dict(self.options)
         aim = {k: options.pop(k) for k in ("target_models", "wounds_left", "allocation") if k in options}
         # a library given by the caller may differ from the one the profiles name: its targets apart
-        source = self.profiles if given is None else id(given)
+        source = (self.profiles, self.target_rosters) if given is None else id(given)
         key = ("target", source, self.target, tuple(sorted((k, str(v)) for k, v in aim.items())))
         resolved = cache.get(key)
         if resolved is None:
-            resolved = cache[key] = target(self.target, lib=lib, **aim)
+            resolved = cache[key] = target(self.target, lib=aim_lib, **aim)
         return build(self.weapons, resolved, lib=lib, **options)
+
+    def _library(self, rosters: tuple[str, ...], cache: dict[Any, Any]) -> Library:
+        from .api import library, with_rosters
+
+        base = cache.get(("library", self.profiles))
+        if base is None:
+            base = cache[("library", self.profiles)] = library(self.profiles)
+        if not rosters:
+            return base
+        layered = cache.get(("library", self.profiles, rosters))
+        if layered is None:
+            layered = cache[("library", self.profiles, rosters)] = with_rosters(base, rosters)
+        return layered
 
 
 @dataclass(frozen=True, slots=True)

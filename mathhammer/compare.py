@@ -4,7 +4,7 @@ A CSV file has a header row and one loadout per row::
 
     name,weapon,models,points,stationary
     Broadsides,2x heavy rail rifle & 2x twin plasma rifle,1,180,true
-    Hammerhead,railgun,,145,
+    Hammerhead,hammerhead railgun,,145,
 
 ``weapon`` (profile names or inline notation, several joined by `` & ``, each with an optional
 ``Nx`` count) or ``unit`` (units whose loadout fires; their points are the default) is required;
@@ -297,6 +297,23 @@ def _units(text: str, lib: Any, where: str, line: int) -> tuple[tuple[str, ...],
     return tuple(texts), (total if known else None)
 
 
+def roster_rows(rosters: Sequence[Any]) -> Sheet:
+    """The rows ``compare --roster`` ranks: every unit of the rosters (read by
+    :func:`mathhammer.api.roster`) that reached the engine, in the files' order, once for its
+    shooting (if its loadout has a ranged weapon) and once for its fighting (a melee weapon),
+    each at the points the roster lists for it."""
+    rows: list[Row] = []
+    for army in rosters:
+        for unit in army.units():
+            carried = {name for name, _ in unit.loadout()}
+            kinds = {w.range_inches is None for w in unit.weapons if w.name in carried}
+            for melee in (False, True):
+                if melee in kinds:
+                    rows.append(Row(len(rows) + 1, f"{unit.name}: {'fight' if melee else 'shoot'}",
+                                    (f"1x {unit.name}",), unit.points, options=(("models", 1), ("melee", melee))))
+    return Sheet(tuple(rows), (), len(rows), " + ".join(army.file for army in rosters))
+
+
 class _Cells:
     """A row's non-empty cells, read as the kinds their columns hold."""
 
@@ -365,7 +382,8 @@ def _row_error(row: Row, target: str, e: MathhammerError, where: str) -> Mathham
 
 def run_rows(rows: Sequence[Row], targets: Sequence[str], *, method: Method = Method.MONTE_CARLO,
              trials: int = 100_000, seed: int | None = None, jobs: int | None = None,
-             profiles: Sequence[str | Path] = (), where: str = "file") -> Generator[Computed | Failed, None, None]:
+             profiles: Sequence[str | Path] = (), where: str = "file", rosters: Sequence[str | Path] = (),
+             target_rosters: Sequence[str | Path] = ()) -> Generator[Computed | Failed, None, None]:
     """Run every row against its targets (its own ``target`` column, else ``targets``), yielding
     each (row, target) in file order, then target order, as soon as it and every one before it
     are done (so the output is the same whatever ``jobs`` is). ``seed``: the run's seed (each row's is
@@ -389,7 +407,8 @@ def run_rows(rows: Sequence[Row], targets: Sequence[str], *, method: Method = Me
         for target in row_targets:
             pairs.append((row, target, None if seed is None or method is Method.EXACT
                           else row_seed(seed, row.label, target)))
-    tasks = [Task(Recipe.of(row.weapons, target, dict(row.options), profiles), method=method, trials=trials,
+    tasks = [Task(Recipe.of(row.weapons, target, dict(row.options), profiles, rosters, target_rosters), method=method,
+                  trials=trials,
                   seed=s, stages=False, slim=True) for row, target, s in pairs]
     runs = run_many(tasks, jobs=jobs)
     done: dict[int, Computed | Failed] = {}
@@ -480,10 +499,12 @@ class Comparison:
         MathhammerError: the first bad row's error (naming its row and column).
     """
 
-    def __init__(self, source: str | Path | IO[str], targets: Sequence[str], *, method: Method = Method.MONTE_CARLO,
-                 trials: int = 100_000, seed: int | None = None, jobs: int | None = None,
-                 profiles: Sequence[str | Path] = (), keep_going: bool = False, name: str | None = None) -> None:
-        from .api import library
+    def __init__(self, source: str | Path | IO[str] | None, targets: Sequence[str], *,
+                 method: Method = Method.MONTE_CARLO, trials: int = 100_000, seed: int | None = None,
+                 jobs: int | None = None, profiles: Sequence[str | Path] = (), keep_going: bool = False,
+                 name: str | None = None, rosters: Sequence[str | Path] = (),
+                 target_rosters: Sequence[str | Path] = ()) -> None:
+        from .api import library, roster, with_rosters
         from .engine.montecarlo import check_trials
 
         check_trials(trials)
@@ -493,10 +514,18 @@ class Comparison:
             from .engine.montecarlo import draw_seed
 
             seed = draw_seed()
-        lib = library(profiles)
-        sheet = read_rows(source, lib=lib, name=name)
+        base = library(profiles)
+        armies = [roster(p, lib=base) for p in rosters]
+        lib = with_rosters(base, armies)
+        if source is None:
+            if not rosters:
+                raise InputError("give a CSV file, or --roster to rank the units of a roster", where="compare")
+            sheet = roster_rows(armies)
+        else:
+            sheet = read_rows(source, lib=lib, name=name)
         self.where = sheet.where
-        rows, target_errors = check_targets(targets, sheet.rows, lib=lib, where=self.where)
+        rows, target_errors = check_targets(targets, sheet.rows, lib=with_rosters(base, target_rosters),
+                                            where=self.where)
         errors = sorted((*sheet.errors, *target_errors), key=_line_of)
         if errors and not keep_going:
             raise errors[0]
@@ -504,6 +533,7 @@ class Comparison:
         self.rows, self.targets, self.read = rows, tuple(targets), sheet.read
         self.method, self.trials, self.seed, self.jobs = method, trials, seed, jobs
         self.profiles, self.keep_going = tuple(profiles), keep_going
+        self.rosters, self.target_rosters = tuple(rosters), tuple(target_rosters)
         for row in rows:
             if not row.targets and not targets:
                 raise InputError("no target for this row", where=f"{self.where} row {row.line}",
@@ -513,7 +543,8 @@ class Comparison:
 
     def __iter__(self) -> Iterator[Computed | Failed]:
         runs = run_rows(self.rows, self.targets, method=self.method, trials=self.trials, seed=self.seed,
-                        jobs=self.jobs, profiles=self.profiles, where=self.where)
+                        jobs=self.jobs, profiles=self.profiles, where=self.where, rosters=self.rosters,
+                        target_rosters=self.target_rosters)
         try:
             for done in runs:
                 if isinstance(done, Failed):

@@ -173,6 +173,8 @@ class Weapon:
     aliases: tuple[str, ...] = ()
     unit: str = ""
     modifiers: tuple[tuple[str, object], ...] = ()
+    #: abilities and keywords of the profile that the engine does not model, as printed
+    unmodelled: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"weapon {self.name!r}"
@@ -235,6 +237,8 @@ class ModelStats:
     keywords: frozenset[str] = frozenset()  # in addition to the unit's (e.g. CHARACTER)
     #: what each model of this statline carries by default: (weapon name, how many), in firing order
     loadout: tuple[tuple[str, int], ...] = ()
+    #: weapons of the unit these models may take instead of (or beside) their default loadout
+    options: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"model {self.name!r}"
@@ -278,6 +282,10 @@ class Unit:
     source: str = ""
     #: Leader units attached to this unit when it is the target (profile names), e.g. a Captain
     attached: tuple[str, ...] = ()
+    #: names of the datasheet's abilities that the engine does not model
+    unmodelled: tuple[str, ...] = ()
+    #: (models, points) of each unit size, ascending models; ``points`` is the first one's
+    sizes: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         where = f"unit {self.name!r}"

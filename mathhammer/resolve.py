@@ -37,7 +37,7 @@ def resolve_weapon(lib: Library, text: str, *, melee: bool = False
         return weapon, None, notes
     found = _lookup(lib, text)
     if isinstance(found, Weapon):
-        return found, lib.unit_named(found.unit), ()
+        return found, lib.owner(found), ()
     return _only_weapon(found, text, melee, ()), found, ()
 
 
@@ -98,7 +98,7 @@ def resolve_weapons(lib: Library, texts: Sequence[str], *, melee: bool = False, 
             units.append(what)
             out += [ResolvedWeapon(w, k * n, what, text) for w, k in _unit_weapons(what, text, melee, only, exclude)]
             continue
-        owner = lib.unit_named(what.unit) if what.unit else None
+        owner = lib.owner(what) if what.unit else None
         if owner is not None:
             units.append(owner)
         out.append(ResolvedWeapon(what, n, owner, text))
@@ -251,14 +251,12 @@ def _lookup(lib: Library, text: str) -> Weapon | Unit:
     except ProfileError as e:
         if not e.what.startswith("unknown"):
             raise
-    if _any_unit(lib, text):
+    try:
         return lib.find(text, "unit")  # type: ignore[no-any-return]
+    except ProfileError as e:
+        if not e.what.startswith("unknown"):
+            raise
     raise lib.unknown(text, ("weapon", "unit"))
-
-
-def _any_unit(lib: Library, text: str) -> bool:
-    q = " ".join(text.lower().split())
-    return any(q in u.name.lower() or any(q in a.lower() for a in u.aliases) for u in lib.units)
 
 
 def _only_weapon(unit: Unit, text: str, melee: bool, dropped: Sequence[Weapon]) -> Weapon:

@@ -69,7 +69,8 @@ def test_shoot_table_railgun_vs_knight() -> None:
     r = run("shoot", "railgun", "--target", "knight", "--trials", "20000", "--seed", "7")
     assert r.exit_code == 0, r.output
     out = r.stdout
-    assert "Supremacy railgun" in out and "Questoris-class Imperial Knight" in out
+    # 'knight' is the Knight Paladin (profiles-src/overlay.yaml alias): T11 Sv3+, 5+ invulnerable against ranged attacks
+    assert "Supremacy railgun" in out and "Knight Paladin" in out
     assert "hits on 5+, wounds on 3+ (re-roll: twin-linked), 5+ invulnerable save, devastating wounds on 6s" in out
     assert "P(=k)" in out and "P(≥k)" in out and "P(destroy unit)" in out
     assert "seed 7" in out and "20,000 trials" in out
@@ -144,10 +145,11 @@ def test_target_models_override() -> None:
 
 def test_profiles_list_and_show() -> None:
     r = run("profiles", "list", "--kind", "unit", "knight")
-    assert r.exit_code == 0 and "Questoris-class Imperial Knight" in r.stdout and "Tidewall" not in r.stdout
+    assert r.exit_code == 0 and "Knight Paladin" in r.stdout and "Tidewall" not in r.stdout
     r = run("profiles", "list", "--kind", "weapon", "rail")
     assert r.exit_code == 0 and "Supremacy railgun" in r.stdout
     r = run("profiles", "show", "gunrig")
+    # 90 pts: <cost name="pts" value="90"/> of entry e412-ea81-6767-9974 (Tidewall Gunrig) in BSData tau-empire.cat
     assert r.exit_code == 0 and "Supremacy railgun" in r.stdout and "90 pts" in r.stdout
     r = run("profiles", "show", "railgun", "-f", "json")
     assert r.exit_code == 0 and json.loads(r.stdout)["D"] == "D6+6"
@@ -155,8 +157,13 @@ def test_profiles_list_and_show() -> None:
 
 ERRORS = [
     (["shoot", "raiilgun", "-t", "knight"], "Error: weapon: unknown weapon or unit (got 'raiilgun')", "railgun"),
-    (["shoot", "plasma", "-t", "knight"], "Error: weapon: ambiguous weapon name", "Plasma rifle"),
-    (["shoot", "railgun", "-t", "nite"], "Error: --target: unknown unit (got 'nite')", "hint"),
+    # two distinct Plasma rifle profiles among current units: BS3+ (the T'au commanders) and BS4+ (Crisis Fireknife)
+    (["shoot", "plasma rifle", "-t", "knight"], "Error: weapon: ambiguous weapon name",
+     "Crisis Fireknife Battlesuits: Plasma rifle"),
+    (["shoot", "railgun", "-t", "knigth"], "Error: --target: unknown unit (got 'knigth')", "hint"),
+    # 'nite' is part of three units' names (Penitent Engines, Trazyn the Infinite, Ironkin Steeljacks with Heavy
+    # Volkanite Disintegrators), of three factions
+    (["shoot", "railgun", "-t", "nite"], "Error: --target: ambiguous unit name, matches 3", "Necrons/Trazyn the Infinite"),
     # a unit fires its loadout (issue 9); a unit without one and several weapons: tests/test_cli_units.py
     (["shoot", "hammerhead", "--only", "lascannon", "-t", "knight"],
      "Error: --only: unit 'Hammerhead Gunship' has no weapon of that name (got 'lascannon')", "Railgun"),

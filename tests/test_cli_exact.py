@@ -26,7 +26,10 @@ def test_exact_json_contract() -> None:
     d = json.loads(r.stdout)
     assert d["method"] == "exact" and d["trials"] is None and d["seed"] is None
     assert d["damage"]["sem"] == 0
-    # the Supremacy railgun (BS5+, twin-linked) against a Knight: mean 19/9
+    # the Supremacy railgun (BS5+, S20 AP-5 D D6+6, twin-linked, devastating wounds) against 'knight',
+    # the Knight Paladin (T11 Sv3+ W26, 5+ invulnerable against ranged attacks): hit 1/3; wound on 3+ with
+    # re-roll, a 6 2/9 (mortal, no save), a 3-5 2/3 then the 5+ invulnerable fails 2/3; so damage lands with
+    # 2/9 + 4/9 = 2/3 and the mean is 1/3 x 2/3 x 9.5 = 19/9
     assert abs(d["damage"]["mean"] - 19 / 9) < 1e-12
     dist = d["damage"]["distribution"]
     assert abs(sum(row["p"] for row in dist) - 1) < 1e-12

@@ -61,7 +61,9 @@ def _results() -> dict[str, DamageResult]:
                            trials=2000, seed=2),
         "unit": run_attack(build(["2x A2 BS3+ S4 AP-1 D1", "3x A1 BS4+ S8 AP-2 D D3"], "4x T4 SV3+ W1; 1x T4 SV3+ W3"),
                            trials=2000, seed=4),
-        "hazardous": run_attack(build(["ion cannon - overcharge"], "rhino"), trials=500, seed=1),
+        # the Hammerhead's overcharged ion cannon (Hazardous) at a Space Marines Rhino ("rhino" alone is
+        # ambiguous: the Grey Knights have one too)
+        "hazardous": run_attack(build(["ion cannon - overcharge"], "sm rhino"), trials=500, seed=1),
     }
 
 

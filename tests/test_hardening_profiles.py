@@ -106,7 +106,7 @@ def test_a_user_unit_may_not_take_a_built_in_alias(tmp_path: Path) -> None:
     write_profile(tmp_path, _other(alias="knight"))
     with pytest.raises(ProfileError) as e:
         load_library([tmp_path], use_env=False)
-    assert "duplicate unit alias" in e.value.what and "profiles/imperial-knights.yaml" in e.value.what
+    assert "duplicate unit alias" in e.value.what and "profiles/imperial-knights.json" in e.value.what
 
 
 def test_duplicates_within_one_file(tmp_path: Path) -> None:
@@ -135,9 +135,10 @@ def test_the_same_folder_twice_is_read_once(tmp_path: Path, monkeypatch: pytest.
     assert [u.name for u in lib.units].count("Test Squad") == 1
 
 
-def test_the_built_in_folder_given_again_is_read_once() -> None:
-    lib = load_library(profiles.builtin_dirs(), use_env=False)
-    assert lib.find("knight", "unit").name == "Questoris-class Imperial Knight"
+def test_the_built_in_folder_given_again_is_read_once(library: Library) -> None:
+    lib = load_library(profiles.builtin_dirs(), use_env=False)  # read twice, every name would be a duplicate
+    assert lib.find("knight", "unit").name == "Knight Paladin"
+    assert len(lib.units) == len(library.units)
 
 
 def test_a_linked_file_is_read_once(tmp_path: Path) -> None:
@@ -462,15 +463,11 @@ def test_a_planted_pickle_is_never_run(tmp_path: Path, cache: Path) -> None:
 
 def _valid_entry(cache: Path, points: int) -> bytes:
     """The current entry with every unit's points changed, and a correct checksum."""
-    import hashlib
-
     [entry] = _entries(cache)
-    blob = entry.read_bytes()
-    doc = marshal.loads(blob[32:])
+    doc = profiles.cache._open_entry(entry.read_bytes())
     for u in doc["units"]:
         u["points"] = points
-    payload = marshal.dumps(doc)
-    return hashlib.sha256(payload).digest() + payload
+    return profiles.cache._seal_entry(doc)
 
 
 def test_a_valid_private_entry_is_served(tmp_path: Path, cache: Path) -> None:
@@ -485,15 +482,12 @@ def test_a_valid_private_entry_is_served(tmp_path: Path, cache: Path) -> None:
 
 @pytest.mark.parametrize("damage", ["truncated", "empty", "flipped", "wrong types", "not marshal"])
 def test_a_damaged_entry_is_ignored(tmp_path: Path, cache: Path, damage: str) -> None:
-    import hashlib
-
     write_profile(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
     [entry] = _entries(cache)
     blob = entry.read_bytes()
-    if damage == "wrong types":
-        payload = marshal.dumps({**marshal.loads(blob[32:]), "units": [{"name": 1}]})
-        blob = hashlib.sha256(payload).digest() + payload
+    if damage == "wrong types":  # a correct checksum over a unit of the wrong shape
+        blob = profiles.cache._seal_entry({**profiles.cache._open_entry(blob), "units": [{"name": 1}]})
     data = {"truncated": blob[: len(blob) // 2], "empty": b"", "flipped": blob[:-1] + bytes([blob[-1] ^ 1]),
             "wrong types": blob, "not marshal": b"\x00" * 32 + b"{not: marshal}"}[damage]
     _replace_entry(cache, data)
@@ -518,15 +512,12 @@ def test_an_entry_of_another_user_is_ignored(tmp_path: Path, cache: Path) -> Non
 
 def test_an_entry_that_breaks_the_model_invariants_is_ignored(tmp_path: Path, cache: Path) -> None:
     """Even a well-formed entry cannot carry a value the model refuses (here T beyond the limit)."""
-    import hashlib
-
     write_profile(tmp_path / "p", UNIT)
     load_library([tmp_path / "p"], use_env=False)
     [entry] = _entries(cache)
-    doc = marshal.loads(entry.read_bytes()[32:])
+    doc = profiles.cache._open_entry(entry.read_bytes())
     doc["units"][-1]["models"][0]["toughness"] = MAX_CHARACTERISTIC + 1
-    payload = marshal.dumps(doc)
-    _replace_entry(cache, hashlib.sha256(payload).digest() + payload)
+    _replace_entry(cache, profiles.cache._seal_entry(doc))
     assert load_library([tmp_path / "p"], use_env=False).find("testers", "unit").models[0].toughness == 4
 
 

@@ -4,7 +4,6 @@ through YAML and the cache, and the shipped units' loadouts."""
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 from pathlib import Path
 
@@ -290,7 +289,7 @@ def test_the_cache_gives_back_the_new_fields(tmp_path: Path, monkeypatch: pytest
     write_profile(tmp_path / "p", MIXED + LEADERS.split("units:\n", 1)[1])
     first = load_library([tmp_path / "p"], use_env=False)
     [entry] = list((tmp_path / "cache" / "profiles").glob("*.marshal"))
-    doc = marshal.loads(entry.read_bytes()[32:])
+    doc = profiles.cache._open_entry(entry.read_bytes())
     mob = next(u for u in doc["units"] if u["name"] == "Test Mob")
     assert mob["models"][1]["loadout"] == [["Pistol gun", 2], ["Big blade", 2]]  # served from here next time
     second = load_library([tmp_path / "p"], use_env=False)
@@ -308,11 +307,10 @@ def test_the_cache_is_what_is_served(tmp_path: Path, monkeypatch: pytest.MonkeyP
     write_profile(tmp_path / "p", MIXED)
     load_library([tmp_path / "p"], use_env=False)
     [entry] = list((tmp_path / "cache" / "profiles").glob("*.marshal"))
-    doc = marshal.loads(entry.read_bytes()[32:])
+    doc = profiles.cache._open_entry(entry.read_bytes())
     mob = next(u for u in doc["units"] if u["name"] == "Test Mob")
     mob["models"][1]["loadout"] = [["Pistol gun", 3], ["Big blade", 2]]
-    payload = marshal.dumps(doc)
-    entry.write_bytes(hashlib.sha256(payload).digest() + payload)
+    entry.write_bytes(profiles.cache._seal_entry(doc))
     assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit").models[1].loadout == \
         (("Pistol gun", 3), ("Big blade", 2))
 
@@ -329,10 +327,9 @@ def test_a_cache_entry_with_a_bad_loadout_is_ignored(tmp_path: Path, monkeypatch
     write_profile(tmp_path / "p", MIXED)
     load_library([tmp_path / "p"], use_env=False)
     [entry] = list((tmp_path / "cache" / "profiles").glob("*.marshal"))
-    doc = marshal.loads(entry.read_bytes()[32:])
+    doc = profiles.cache._open_entry(entry.read_bytes())
     next(u for u in doc["units"] if u["name"] == "Test Mob")["models"][1]["loadout"] = bad
-    payload = marshal.dumps(doc)
-    entry.write_bytes(hashlib.sha256(payload).digest() + payload)
+    entry.write_bytes(profiles.cache._seal_entry(doc))
     assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit").models[1].loadout == \
         (("Pistol gun", 2), ("Big blade", 2))
 
@@ -348,19 +345,26 @@ def test_the_rebuild_gives_back_every_reference_unit_with_its_loadouts(library: 
 
 
 def test_every_shipped_unit_with_weapons_has_a_loadout_of_its_own_weapons(library: Library) -> None:
+    without = []
     for u in library.units:
         if not u.weapons:
             assert u.loadout() == (), u.name
             continue
         names = {w.name for w in u.weapons}
-        assert u.loadout(), f"{u.name} has weapons but no default loadout"
+        if not u.loadout():
+            without.append(u.name)
+            continue
         for m in u.models:
             assert m.loadout, f"{u.name}: {m.name} carries nothing"
             assert {name for name, _ in m.loadout} <= names, (u.name, m.name)
-        # what a unit name fires or fights with resolves through UNIT/WEAPON to that very profile
+        # what a unit name fires or fights with resolves through FACTION/UNIT/WEAPON to that very profile
+        # (a unit name such as Ministorum Priest is in several factions)
         for name, n in u.loadout():
             assert n >= 1
-            assert library.find(f"{u.name}/{name}", "weapon") in u.weapons
+            assert library.find(f"{u.faction}/{u.name}/{name}", "weapon") in u.weapons
+    # only narrative units (BSData's [Legends] and [Crucible] entries, 9 in the pinned snapshot)
+    # have weapons but no default selection in their catalogue: every current datasheet has one
+    assert without and all("[Legends]" in n or "[Crucible]" in n for n in without), without
 
 
 def test_shipped_loadouts_hold_one_profile_of_each_weapon_and_no_pistol_beside_a_gun(library: Library) -> None:
@@ -375,18 +379,23 @@ def test_shipped_loadouts_hold_one_profile_of_each_weapon_and_no_pistol_beside_a
             assert not any(name.endswith(" - sweep") for name, _ in m.loadout), (u.name, m.name)
 
 
+# Read from profiles/*.json (the statlines' "weapons", summed in the order first seen, statlines most
+# numerous first); the Fireknife's comes from profiles-src/overlay.yaml (the catalogue leaves it open).
 @pytest.mark.parametrize(("unit", "expected"), [
     ("gunrig", (("Supremacy railgun", 1),)),
     ("hammerhead", (("Railgun", 1), ("Twin pulse carbine", 2), ("Armoured hull", 1))),
-    ("crisis sunforge", (("Fusion blaster", 3 * 2), ("Battlesuit fists", 3))),
+    # 2 Shas'ui [fists, 2 Fusion blasters] + 1 Shas'vre [2 Fusion blasters, fists]
+    ("crisis sunforge", (("Battlesuit fists", 3), ("Fusion blaster", 3 * 2))),
     ("crisis fireknife", (("Plasma rifle", 3), ("Missile pod", 3), ("Battlesuit fists", 3))),
     ("broadside", (("Heavy rail rifle", 1), ("Crushing bulk", 1))),
     ("helverin", (("Armiger autocannon", 2), ("Questoris heavy stubber", 1), ("Armoured feet", 1))),
-    ("paladin", (("Rapid-fire battle cannon", 1), ("Questoris heavy stubber", 1), ("Meltagun", 1),
+    ("paladin", (("Questoris heavy stubber", 1), ("Rapid-fire battle cannon", 1), ("Meltagun", 1),
                  ("Reaper chainsword - strike", 1))),
-    ("boyz", (("Slugga", 9 + 1), ("Choppa", 9), ("Big choppa", 1))),
-    ("intercessors", (("Bolt rifle", 4 + 1), ("Close combat weapon", 4 + 1))),
-    ("captain", (("Master-crafted bolter", 1), ("Close combat weapon", 1))),
+    # 9 Boyz [Choppa, Slugga] + the Boss Nob [Slugga, Big choppa]
+    ("boyz", (("Choppa", 9), ("Slugga", 9 + 1), ("Big choppa", 1))),
+    # 4 Intercessors [Close combat weapon, Bolt Rifle] + the Sergeant [Bolt Rifle, Close combat weapon]
+    ("intercessors", (("Close combat weapon", 4 + 1), ("Bolt Rifle", 4 + 1))),
+    ("captain", (("Close combat weapon", 1), ("Master-crafted bolter", 1))),
     ("warboss", (("Kombi-weapon", 1), ("Big choppa", 1))),
 ])
 def test_shipped_default_loadouts(library: Library, unit: str, expected: tuple[tuple[str, int], ...]) -> None:
@@ -395,10 +404,12 @@ def test_shipped_default_loadouts(library: Library, unit: str, expected: tuple[t
 
 def test_boyz_are_nine_boyz_and_a_boss_nob_with_two_wounds(library: Library) -> None:
     boyz = library.find("boyz", "unit")
+    # profiles/orks.json: the catalogue's model "Boy w/ Slugga and choppa" (T5 Sv5+ W1) and the Boss Nob (W2)
+    boy = "Boy w/ Slugga and choppa"
     assert [(m.name, m.count, m.toughness, m.save, m.wounds) for m in boyz.models] == \
-        [("Boy", 9, 5, 5, 1), ("Boss Nob", 1, 5, 5, 2)]
+        [(boy, 9, 5, 5, 1), ("Boss Nob", 1, 5, 5, 2)]
     target, _ = unit_target(boyz)
-    assert [(g.name, g.models, g.wounds) for g in target.groups] == [("Boy", 9, 1), ("Boss Nob", 1, 2)]
+    assert [(g.name, g.models, g.wounds) for g in target.groups] == [(boy, 9, 1), ("Boss Nob", 1, 2)]
     assert not boyz.character
 
 
@@ -428,8 +439,10 @@ def test_no_shipped_unit_has_leaders_attached(library: Library) -> None:
 
 def test_the_headline_names_still_resolve(library: Library) -> None:
     assert library.find("railgun", "weapon").name == "Supremacy railgun"
+    # 'knight' (profiles-src/overlay.yaml) is the Knight Paladin: the Questoris-class statline, now with its guns
     knight = library.find("knight", "unit")
-    assert knight.name == "Questoris-class Imperial Knight" and knight.weapons == () and knight.loadout() == ()
+    assert knight.name == "Knight Paladin" and knight.faction == "Imperial Knights"
+    assert library.find("paladin", "unit") == knight and knight.loadout()
     [m] = knight.models
     assert (m.count, m.toughness, m.save, m.wounds, knight.invulnerable, knight.invulnerable_ranged_only) == \
         (1, 11, 3, 26, 5, True)

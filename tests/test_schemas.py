@@ -48,7 +48,10 @@ CASES: dict[str, list[str]] = {
                                 "4x T4 SV3+ W1; 1x T4 SV3+ W3", "--exact"],
     "torrent_anti_leader_cover": ["shoot", "A D6 BS N/A S5 AP0 D1 [TORRENT, ANTI-INFANTRY 4+]", "-t",
                                   "intercessors + captain", "--cover", "--trials", "3000", "--seed", "5"],
-    "hazardous_known_attacker": ["shoot", "ion cannon - overcharge", "-t", "rhino", "--trials", "3000", "--seed", "6"],
+    # the Hammerhead's weapon, so the attacking unit is known; "sm rhino": "rhino" alone is ambiguous
+    # (Grey Knights and Space Marines)
+    "hazardous_known_attacker": ["shoot", "ion cannon - overcharge", "-t", "sm rhino", "--trials", "3000",
+                                 "--seed", "6"],
     "capped_stages_wounded": ["shoot", "A 2D6 BS2+ S8 AP-6 D 6D6", "-t", "T4 SV3+ W2 MODELS10 FNP5+", "-n", "40",
                               "--wounds-left", "1", "--trials", "300", "--seed", "7"],
     "fight": ["fight", "A4 WS3+ S6 AP-1 D2 [LANCE]", "-t", "knight", "--charged", "--hit-mod", "1", "--trials", "3000",

@@ -24,12 +24,12 @@ from ._io import (
     save_view,
 )
 
-FileArg = Annotated[str, typer.Argument(
-    metavar="FILE",
+FileArg = Annotated[str | None, typer.Argument(
+    metavar="[FILE]",
     help=("CSV file with a header row (- reads stdin): a weapon column (names or inline profiles, several joined by "
           "' & ', each with an optional count: '2x heavy rail rifle') or a unit column; optional name, models, "
           "points, target, melee and any situation or modifier named like the options (cover, half_range, "
-          "hit_mod, reroll_hits, ...). See docs/compare.md."),
+          "hit_mod, reroll_hits, ...). See docs/compare.md. Without it, --roster ranks every unit of the roster."),
 )]
 TargetsOpt = Annotated[list[str] | None, typer.Option(
     "--target", "-t", metavar="TARGET",
@@ -53,7 +53,7 @@ CompareTrialsOpt = Annotated[int, typer.Option(
 
 @handle_errors
 def compare(
-    file: FileArg,
+    file: FileArg = None,
     target: TargetsOpt = None,
     sort: SortOpt = SortKey.MEAN,
     fmt: o.FormatOpt = OutputFormat.TABLE,
@@ -65,6 +65,8 @@ def compare(
     jobs: o.JobsOpt = None,
     svg: o.SvgOpt = None,
     html: o.HtmlOpt = None,
+    roster: o.RosterOpt = None,
+    target_roster: o.TargetRosterOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """Which of these loadouts does most to each target? Rows of a CSV file, ranked per target."""
@@ -73,7 +75,7 @@ def compare(
     check_writable(svg=svg, html=html)
     chosen = o.chosen_method(exact, method)
     run = Comparison(file, target or (), method=chosen, trials=trials, seed=seed, jobs=jobs, profiles=profiles or (),
-                     keep_going=keep_going)
+                     keep_going=keep_going, rosters=roster or (), target_rosters=target_roster or ())
     for e in run.errors:
         report(e)
     records: list[dict[str, Any]] = []  # kept only for a table or a picture

@@ -184,6 +184,21 @@ ProfilesOpt = Annotated[list[Path] | None, typer.Option(
     "--profiles", click_type=Folder(), metavar="DIR",
     help="Extra folder of profile YAML files (repeatable); also $MATHHAMMER_PROFILES.",
 )]
+RosterOpt = Annotated[list[Path] | None, typer.Option(
+    "--roster", metavar="FILE",
+    help=("Army roster (repeatable): .ros/.rosz, or the text the GW app, New Recruit or War Organ exports; its units, "
+          "as listed (loadout, leaders), are found by name before the library's. See docs/rosters.md."),
+)]
+TargetRosterOpt = Annotated[list[Path] | None, typer.Option(
+    "--target-roster", metavar="FILE",
+    help="The opponent's roster (repeatable): --target may name its units (with their attached leaders).",
+)]
+#: ``--faction``: names of attacking units and weapons (or listed profiles) are looked up in one faction.
+FactionOpt = Annotated[str | None, typer.Option(
+    "--faction", metavar="FACTION",
+    help="Look names up in this faction only, e.g. 'space marines' or \"t'au empire\" (case, spaces and "
+         "apostrophes ignored); FACTION/UNIT does the same for one name.",
+)]
 
 
 def chosen_method(exact: bool, method: Method | None) -> Method:

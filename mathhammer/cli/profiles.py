@@ -10,8 +10,9 @@ import typer
 from . import options as o
 from ._command import Command
 from ._io import emit_json, emit_view, handle_errors
+from .importer import import_
 
-app = typer.Typer(help="List and show the unit and weapon profiles.", no_args_is_help=True)
+app = typer.Typer(help="List, show and import the unit and weapon profiles.", no_args_is_help=True)
 
 
 class Kind(StrEnum):
@@ -29,13 +30,15 @@ def list_(
         "--kind", case_sensitive=False,
         help="unit or weapon (default: both).",
     )] = None,
+    faction: o.FactionOpt = None,
+    roster: o.RosterOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """List units and weapons (name, aliases, key numbers)."""
-    from ..profiles import load_library
+    from ..api import library
     from ..render.profile_view import listing
 
-    lib = load_library(profiles or ())
+    lib = library(profiles or (), rosters=roster or (), faction=faction)
     emit_view(listing(lib, kind.value if kind else None, filter_))
 
 
@@ -52,15 +55,20 @@ def show(
     name: Annotated[str, typer.Argument(help="A unit or weapon name, alias or unique part of one.")],
     fmt: Annotated[ShowFormat, typer.Option("--format", "-f", case_sensitive=False,
                                             help="Output: table or json.")] = ShowFormat.TABLE,
+    faction: o.FactionOpt = None,
+    roster: o.RosterOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """Show one unit (statlines, abilities, weapons) or weapon profile."""
-    from ..profiles import load_library
+    from ..api import library
     from ..render.profile_view import show_json, show_view
 
-    lib = load_library(profiles or ())
+    lib = library(profiles or (), rosters=roster or (), faction=faction)
     obj = lib.find_any(name)
     if fmt is ShowFormat.JSON:
         emit_json(show_json(obj))
     else:
         emit_view(show_view(obj))
+
+
+app.command("import", cls=Command)(import_)

@@ -12,6 +12,7 @@ from . import _io, _startup
 from ._command import Command, Group
 from .compare import compare
 from .profiles import app as profiles_app
+from .roster import app as roster_app
 from .shoot import fight, shoot
 from .sweep import sweep
 
@@ -46,6 +47,7 @@ app.command("fight", cls=Command, no_args_is_help=True)(fight)
 app.command("compare", cls=Command, no_args_is_help=True)(compare)
 app.command("sweep", cls=Command, no_args_is_help=True)(sweep)
 app.add_typer(profiles_app, name="profiles")
+app.add_typer(roster_app, name="roster")
 
 
 def run() -> int:

@@ -41,7 +41,7 @@ MeleeWeaponArg = Annotated[list[str], typer.Argument(
 #: Command parameters by where they go: the run, the situation (Context flags), and the
 #: modifiers that profiles may also carry (None = not given, so a profile value stands).
 _RUN = ("trials", "seed", "threads", "target_models", "exact", "method", "wounds_left", "allocation", "only",
-        "exclude", "svg", "html", "stages")
+        "exclude", "svg", "html", "stages", "roster", "target_roster", "faction")
 _SHOOT_FLAGS = ("models", "cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll",
                 "rules")
 _FIGHT_FLAGS = ("models", "charged", "command_reroll", "rules")
@@ -56,16 +56,28 @@ def _pick(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, explain: bool, run: dict[str, Any],
             flags: dict[str, Any], mods: dict[str, Any], profiles: Any) -> None:
     """The shared body: resolve profiles, merge modifiers, analyse, render."""
-    from ..api import build, library, run_attack
+    from ..api import build, library, run_attack, with_rosters
+    from ..api import target as api_target
     from ..engine.montecarlo import check_trials, live_compile_status
 
     check_trials(run["trials"])
     method = o.chosen_method(run["exact"], run["method"])
     check_writable(svg=run["svg"], html=run["html"])  # before the work, not after it
     situation = {k: v for k, v in {**mods, **flags}.items() if k != "firing_models"}
-    attack = build(weapons, target, melee=melee, models=flags["firing_models"], target_models=run["target_models"],
-                   wounds_left=run["wounds_left"], allocation=run["allocation"], only=run["only"] or (),
-                   exclude=run["exclude"] or (), lib=library(profiles or ()), **situation)
+    base = library(profiles or ())
+    lib = with_rosters(base, run["roster"] or ())
+    lib = lib if run["faction"] is None else lib.only(run["faction"])
+    where: Any = target
+    if lib is not base:  # the target is looked up without the attacker's roster and faction
+        where = api_target(target, lib=with_rosters(base, run["target_roster"] or ()),
+                           target_models=run["target_models"], wounds_left=run["wounds_left"],
+                           allocation=run["allocation"])
+    elif run["target_roster"]:
+        lib = with_rosters(base, run["target_roster"])
+    shape = {} if where is not target else {"target_models": run["target_models"], "wounds_left": run["wounds_left"],
+                                            "allocation": run["allocation"]}
+    attack = build(weapons, where, melee=melee, models=flags["firing_models"], only=run["only"] or (),
+                   exclude=run["exclude"] or (), lib=lib, **shape, **situation)
     with live_compile_status():  # a first-run compile counts its seconds on a terminal
         result = run_attack(attack, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"],
                             stages=run["stages"])
@@ -141,6 +153,9 @@ def shoot(
     rules: o.RulesOpt = RulesVersion.CURRENT,
     stages: o.StagesOpt = True,
     threads: o.ThreadsOpt = None,
+    roster: o.RosterOpt = None,
+    target_roster: o.TargetRosterOpt = None,
+    faction: o.FactionOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """What do these ranged weapons do to that target? Mean, spread, histogram, models destroyed."""
@@ -187,6 +202,9 @@ def fight(
     rules: o.RulesOpt = RulesVersion.CURRENT,
     stages: o.StagesOpt = True,
     threads: o.ThreadsOpt = None,
+    roster: o.RosterOpt = None,
+    target_roster: o.TargetRosterOpt = None,
+    faction: o.FactionOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """What do these melee weapons do to that target? WS, no cover, ranged-only invulnerable saves ignored."""

@@ -2,7 +2,9 @@
 
 An entry is keyed on the profile files' contents and on the code that reads them, written in a
 format that is never executed, and read only when it is this user's own, intact and well-typed
-(see :func:`_read_entry`), so a warm start parses no YAML.
+(see :func:`_read_entry`), so a warm start parses no YAML. It holds the library's name index
+and each unit as a blob of its own (:class:`.index.Index`), so a start rebuilds only the units
+it looks up.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from typing import Any
 from .. import dice, limits
 from ..limits import MAX_PROFILE_BYTES
 from ..model import Ability, AbilitySpec, DiceExpr, ModelStats, Unit, Weapon
+from .index import Index, unit_blob
 from .schema import MODIFIERS
 
 CACHE_ENV_VAR = "MATHHAMMER_CACHE_DIR"
 #: Bumped when the layout of a cache entry changes.
-_CACHE_FORMAT = 2  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
+_CACHE_FORMAT = 3  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
+# 3: unmodelled, sizes, options; one marshal blob per unit, rebuilt when it is looked up; the name index
 
 
 def cache_dir() -> Path:
@@ -44,10 +48,10 @@ def _entry_for(contents: Iterable[bytes]) -> tuple[Path, str]:
     return cache_dir() / "profiles" / f"{key.hexdigest()[:40]}.marshal", key.hexdigest()
 
 
-def _read_entry(entry: Path, key: str) -> list[Unit] | None:
-    """The units of the cache entry for ``key``, or None when there is no usable one.
+def _read_entry(entry: Path, key: str) -> Index | None:
+    """The index of the cache entry for ``key``, or None when there is no usable one.
 
-    An entry holds the *checked units* of every profile file, under a key made of the files'
+    An entry holds the *checked units* of every profile file and their names, under a key made of the files'
     contents (SHA-256 of their bytes) and :func:`_code_fingerprint`: an edit, another set of
     folders, or another version of the code that reads files is a miss. Nothing in an entry is
     ever executed, and nothing but this code's own output is decoded:
@@ -57,7 +61,9 @@ def _read_entry(entry: Path, key: str) -> list[Unit] | None:
       code), decoded only after its SHA-256, stored in front of it, matches (a truncated or
       damaged entry never reaches the decoder);
     * every value must have exactly the type this code writes, and the units are rebuilt
-      through the model's constructors, so its invariants (the documented limits) hold.
+      through the model's constructors, so its invariants (the documented limits) hold: the
+      index when the entry is read, each unit when it is first looked up (a unit that fails
+      then makes the library read the files again, see :meth:`.index.Index.unit`).
 
     marshal rather than JSON: importing :mod:`json` alone costs more than a warm load (1.5 ms
     against 2 ms), and this runs on every start. An entry that fails any check is ignored and
@@ -79,19 +85,22 @@ def _read_entry(entry: Path, key: str) -> list[Unit] | None:
         doc = marshal.loads(blob[32:])
         if not (type(doc) is dict and doc.get("format") == _CACHE_FORMAT and doc.get("key") == key):
             return None
-        return _Rebuild().units(doc["units"])
+        rebuild = _Rebuild()
+        return Index.from_plain(doc, lambda blob: rebuild.unit(marshal.loads(blob)))
     except Exception:  # noqa: BLE001 - truncated, damaged, foreign or stale: parse the files instead
         return None
     finally:
         os.close(fd)
 
 
-def _write_entry(entry: Path, key: str, units: list[Unit]) -> None:
-    """Store the units, atomically, if they come back equal; a cache that cannot be written
-    (a read-only home, a full disk) only makes the next start slower."""
+def _write_entry(entry: Path, key: str, index: Index) -> None:
+    """Store the index and its units, atomically, if every unit comes back equal; a cache that
+    cannot be written (a read-only home, a full disk) only makes the next start slower."""
     try:
-        payload = marshal.dumps({"format": _CACHE_FORMAT, "key": key, "units": [_plain(u) for u in units]})
-        if _Rebuild().units(marshal.loads(payload)["units"]) != units:
+        payload = _payload(key, index)
+        rebuild = _Rebuild()
+        back = Index.from_plain(marshal.loads(payload), lambda blob: rebuild.unit(marshal.loads(blob)))
+        if any(back.unit(i) != index.unit(i) for i in range(index.n_units)):
             return  # the model gained something the cache does not carry: better no cache than a wrong one
         entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = entry.with_name(f"{entry.stem}.{os.getpid()}.tmp")
@@ -102,6 +111,33 @@ def _write_entry(entry: Path, key: str, units: list[Unit]) -> None:
         _prune(entry.parent)
     except Exception:  # noqa: BLE001 - see the docstring
         pass
+
+
+def _payload(key: str, index: Index) -> bytes:
+    """The marshal bytes of an entry's document (what follows its checksum)."""
+    return marshal.dumps({"format": _CACHE_FORMAT, "key": key, **index.plain(unit_blob(_plain))})
+
+
+def _open_entry(blob: bytes) -> dict[str, Any]:
+    """An entry's document with ``units`` as a list of each unit's plain data, to inspect or edit
+    an entry (tests do); :func:`_seal_entry` is the inverse. The checksum is not checked here."""
+    from array import array
+
+    doc: dict[str, Any] = marshal.loads(blob[32:])
+    starts = array("i", doc["unit blob starts"])
+    return {**doc, "units": [marshal.loads(doc["units"][a:b]) for a, b in zip(starts, starts[1:], strict=False)]}
+
+
+def _seal_entry(doc: dict[str, Any]) -> bytes:
+    """The bytes of an entry holding ``doc`` (``units`` as plain data), with its checksum."""
+    from array import array
+
+    blobs = [marshal.dumps(u) for u in doc["units"]]
+    starts = array("i", [0])
+    for b in blobs:
+        starts.append(starts[-1] + len(b))
+    payload = marshal.dumps({**doc, "units": b"".join(blobs), "unit blob starts": starts.tobytes()})
+    return hashlib.sha256(payload).digest() + payload
 
 
 def _prune(folder: Path, days: int = 30) -> None:
@@ -140,8 +176,9 @@ class _Rebuild:
 
     def unit(self, u: dict[str, Any]) -> Unit:
         unit = self._unit(u)
-        if not {name for name, _ in unit.loadout()} <= {w.name for w in unit.weapons}:
-            raise ValueError(f"{unit.name}: a loadout names a weapon the unit does not have")
+        names = {w.name for w in unit.weapons}
+        if not {name for name, _ in unit.loadout()} <= names or not all(set(m.options) <= names for m in unit.models):
+            raise ValueError(f"{unit.name}: a loadout or option names a weapon the unit does not have")
         return unit
 
     def _unit(self, u: dict[str, Any]) -> Unit:
@@ -155,7 +192,8 @@ class _Rebuild:
                     stealth=_of(u["stealth"], bool), half_damage=_of(u["half_damage"], bool),
                     keywords=frozenset(self.strings(u["keywords"])), modifiers=self.modifiers(u["modifiers"]),
                     weapons=tuple(self.weapon(w) for w in _of(u["weapons"], list)),
-                    attached=self.strings(u["attached"]))
+                    attached=self.strings(u["attached"]), unmodelled=self.strings(u["unmodelled"]),
+                    sizes=self.sizes(u["sizes"]))
 
     def model(self, m: dict[str, Any]) -> ModelStats:
         return ModelStats(name=_of(m["name"], str), count=_of(m["count"], int), toughness=_of(m["toughness"], int),
@@ -165,7 +203,8 @@ class _Rebuild:
                           objective_control=_of(m["objective_control"], int, optional=True),
                           invulnerable=_of(m["invulnerable"], int, optional=True),
                           feel_no_pain=_of(m["feel_no_pain"], int, optional=True),
-                          keywords=frozenset(self.strings(m["keywords"])), loadout=self.loadout(m["loadout"]))
+                          keywords=frozenset(self.strings(m["keywords"])), loadout=self.loadout(m["loadout"]),
+                          options=self.strings(m["options"]))
 
     def loadout(self, pairs: list[Any]) -> tuple[tuple[str, int], ...]:
         out: list[tuple[str, int]] = []
@@ -180,7 +219,16 @@ class _Rebuild:
                       strength=_of(w["strength"], int), ap=_of(w["ap"], int), damage=self.die(w["damage"]),
                       range_inches=_of(w["range_inches"], int, optional=True), aliases=self.strings(w["aliases"]),
                       abilities=tuple(self.ability(a) for a in _of(w["abilities"], list)), unit=_of(w["unit"], str),
-                      modifiers=self.modifiers(w["modifiers"]))
+                      modifiers=self.modifiers(w["modifiers"]), unmodelled=self.strings(w["unmodelled"]))
+
+    def sizes(self, pairs: list[Any]) -> tuple[tuple[int, int], ...]:
+        out: list[tuple[int, int]] = []
+        for pair in _of(pairs, list):
+            models, points = _of(pair, list)
+            out.append((_of(models, int), _of(points, int)))
+        if any(n < 1 or p < 0 for n, p in out) or any(a[0] >= b[0] for a, b in zip(out, out[1:], strict=False)):
+            raise ValueError(f"unit sizes out of order or below 1 model / 0 points: {out}")
+        return tuple(out)
 
     def die(self, d: dict[str, Any]) -> DiceExpr:
         key = (_of(d["count"], int), _of(d["sides"], int), _of(d["plus"], int))

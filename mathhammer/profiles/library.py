@@ -1,24 +1,27 @@
 """The library of profiles: which folders and files are read, the names in them, and lookup.
 
 Built-in profiles, then ``$MATHHAMMER_PROFILES``, then ``--profiles`` folders; every unit name
-and alias names one profile across all of them, and every ``attached`` leader name one
-CHARACTER unit; :class:`Library` finds a unit or weapon by alias, name or unique substring.
+names one profile within its faction and every alias one across all of them, and every
+``attached`` leader name one CHARACTER unit; :class:`Library` finds a unit or weapon by alias,
+name or unique substring, within a faction when asked.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ProfileError
 from ..model import Unit, Weapon
 from ._yaml import _decode, _parse_yaml, _read_bytes, _show
 from .cache import _entry_for, _read_entry, _write_entry
+from .index import Index, StaleIndex, faction_key, name_key, weapon_stats
 from .schema import _key, _units
+
+_T = TypeVar("_T")
 
 ENV_VAR = "MATHHAMMER_PROFILES"
 
@@ -48,59 +51,152 @@ def builtin_dirs() -> list[Path]:
     return [Path(__file__).resolve().parents[2] / "profiles"]  # mathhammer/profiles/library.py -> root
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    name: str
-    aliases: tuple[str, ...]
-    obj: Any
-    label: str
-
-
 class Library:
-    """Every unit and weapon known, with case-insensitive lookup by alias, name or unique substring."""
+    """Every unit and weapon known, with case-insensitive lookup by alias, name or unique substring,
+    optionally qualified by faction (``FACTION/UNIT``, ``FACTION/UNIT/WEAPON``) or limited to one
+    (:meth:`only`).
+
+    Lookup reads names only; a unit is rebuilt from the cache when it is found (see
+    :mod:`.index`). :attr:`units` and :attr:`weapons` build every unit in scope: for listings.
+    """
 
     def __init__(self, units: Sequence[Unit]) -> None:
-        self.units = tuple(units)
-        self.weapons = tuple(w for u in self.units for w in u.weapons)
+        self._index = Index.of(list(units))
+        self._scope: frozenset[int] | None = None
 
-    def _entries(self, kind: str) -> list[_Entry]:
-        if kind == "unit":
-            return [_Entry(u.name, u.aliases, u, u.name) for u in self.units]
-        return [_Entry(w.name, w.aliases, w, f"{w.unit}: {w.name}") for w in self.weapons]
+    @classmethod
+    def _of(cls, index: Index, scope: frozenset[int] | None = None) -> Library:
+        lib = cls.__new__(cls)
+        lib._index, lib._scope = index, scope
+        return lib
 
-    def find(self, query: str, kind: str, *, substring: bool = True) -> Any:
-        """Find one unit or weapon. Declared aliases win over names, names over unique substrings;
-        ``UNIT/WEAPON`` (or ``UNIT:WEAPON``) picks a weapon of one unit. With ``substring=False``
-        only aliases and whole names match, and ``None`` is returned when nothing does.
+    @property
+    def units(self) -> tuple[Unit, ...]:
+        """Every unit in scope, in the order of the files."""
+        return _again(lambda: tuple(self._index.unit(i) for i in self._unit_ids()))
+
+    @property
+    def weapons(self) -> tuple[Weapon, ...]:
+        """Every weapon of every unit in scope."""
+        return tuple(w for u in self.units for w in u.weapons)
+
+    @property
+    def factions(self) -> tuple[str, ...]:
+        """The factions of the units in scope, sorted."""
+        factions = self._index.unit_faction
+        found = {faction_key(factions[i]): factions[i] for i in self._unit_ids() if factions[i].strip()}
+        return tuple(sorted(found.values(), key=faction_key))
+
+    def only(self, faction: str) -> Library:
+        """The units of one faction (named as :meth:`find` takes it: case, spacing and apostrophes
+        ignored, e.g. ``tau empire``) and their weapons.
 
         Raises:
-            ProfileError: unknown (with the three closest names) or ambiguous (with the candidates).
+            ProfileError: no faction of that name (with the closest, or the list).
         """
-        q = " ".join(query.lower().split())
-        if kind == "weapon" and ("/" in q or ":" in q):
-            unit_q, _, weapon_q = q.replace(":", "/").partition("/")
-            if not unit_q.strip() or not weapon_q.strip():
+        name = self._faction(faction)
+        if name is None:
+            import difflib
+
+            known = self._index.factions()
+            close = difflib.get_close_matches(faction_key(faction), sorted(known), n=3, cutoff=0.5)
+            hint = (f"did you mean {', '.join(repr(known[c]) for c in close)}?" if close else
+                    f"known: {', '.join(sorted(known.values(), key=faction_key)) or 'none (no unit names one)'}")
+            raise ProfileError("unknown faction", where="--faction", value=faction, hint=hint)
+        key = faction_key(name)
+        members = self._index.of_faction(key)
+        return Library._of(self._index, members if self._scope is None else members & self._scope)
+
+    def find(self, query: str, kind: str, *, substring: bool = True, faction: str | None = None) -> Any:
+        """Find one unit or weapon. Declared aliases win over names, names over unique substrings;
+        ``UNIT/WEAPON`` (or ``UNIT:WEAPON``) picks a weapon of one unit, and a first part that is
+        a faction's name limits the rest to that faction: ``FACTION/UNIT``, ``FACTION/WEAPON``,
+        ``FACTION/UNIT/WEAPON``. ``faction`` does the same as an argument. With
+        ``substring=False`` only aliases and whole names match, and ``None`` is returned when
+        nothing does.
+
+        Raises:
+            ProfileError: unknown (with the three closest names) or ambiguous (with the
+                candidates, faction-qualified when they are of several factions).
+        """
+        if faction is not None:
+            return self.only(faction).find(query, kind, substring=substring)
+        return _again(lambda: self._find(query, kind, substring))
+
+    def _find(self, query: str, kind: str, substring: bool) -> Any:
+        q = name_key(query)
+        if "/" in q or ":" in q:
+            whole = self._match(q, query, kind, False)  # a name with a slash: "... (Skyreaver w/ pistol)"
+            if whole is not None:
+                return whole
+        parts = _parts(q)
+        faction = self._faction(parts[0]) if len(parts) > 1 else None
+        if faction is not None:
+            rest = _parts(q.replace(":", "/").split("/", 1)[1], kind == "unit")
+            if not all(rest) or len(rest) > (2 if kind == "weapon" else 1):
+                shape = "FACTION/UNIT/WEAPON or FACTION/WEAPON" if kind == "weapon" else "FACTION/UNIT"
+                raise ProfileError(f"expected {shape}, with every part", where=kind, value=query,
+                                   hint="e.g. 'space marines/intercessor squad/bolt rifle'")
+            scoped = self.only(faction)
+            if len(rest) == 2:
+                return scoped._unit_weapon(rest[0], rest[1])
+            return scoped._find(rest[0], kind, substring)
+        if kind == "weapon" and len(parts) > 1:
+            if not all(parts) or len(parts) > 2:
                 raise ProfileError("expected UNIT/WEAPON, with both parts", where=kind, value=query,
                                    hint="e.g. hammerhead/railgun")
-            unit = self.find(unit_q, "unit")
-            return Library([unit]).find(weapon_q, "weapon")
-        entries = self._entries(kind)
-        tests: list[Callable[[_Entry], bool]] = [lambda e: q in (a.lower() for a in e.aliases),
-                                                 lambda e: e.name.lower() == q]
-        if substring:
-            tests.append(lambda e: q in e.name.lower() or any(q in a.lower() for a in e.aliases))
-        for test in tests:
-            hits = [e for e in entries if test(e)]
+            return self._unit_weapon(parts[0], parts[1])
+        return self._match(q, query, kind, substring)
+
+    def _unit_weapon(self, unit_q: str, weapon_q: str) -> Weapon:
+        unit: Unit = self._find(unit_q, "unit", True)
+        own = Library([unit])  # the weapon part is one name, slashes and all
+        weapon: Weapon = _again(lambda: own._match(name_key(weapon_q), weapon_q, "weapon", True))
+        return weapon
+
+    def _match(self, q: str, query: str, kind: str, substring: bool) -> Any:
+        """Aliases, then whole names, then (with ``substring``) parts of either, of the rows in scope."""
+        index = self._index
+        stages = [index.aliased, index.named, *((index.containing,) if substring else ())]
+        for stage in stages:
+            hits = _current(index, kind, self._in_scope(kind, stage(kind, q)))
             if hits:
-                distinct = _distinct(hits)
+                # identical profiles found under one name in several units (a Meltagun) count once
+                first: dict[int, int] = {}
+                for k in hits:
+                    first.setdefault(index.weapon_profile[k] if kind == "weapon" else k, k)
+                distinct = list(first.values())
                 if len(distinct) == 1:
-                    return distinct[0].obj
-                shown = ", ".join(sorted(e.label for e in distinct)[:8]) + (", …" if len(distinct) > 8 else "")
-                raise ProfileError(f"ambiguous {kind} name, matches {len(distinct)}: {shown}", where=kind, value=query,
-                                   hint="type more of the name" + (", or UNIT/WEAPON" if kind == "weapon" else ""))
+                    return index.unit(distinct[0]) if kind == "unit" else index.weapon(distinct[0])
+                labels = self._labels(kind, distinct)
+                shown = ", ".join(sorted(labels)[:8]) + (", …" if len(labels) > 8 else "")
+                raise ProfileError(f"ambiguous {kind} name, matches {len(labels)}: {shown}", where=kind, value=query,
+                                   hint="type more of the name" + (", or UNIT/WEAPON" if kind == "weapon" else "")
+                                   + (", or FACTION/..." if any("/" in label for label in labels) else ""))
         if not substring:
             return None
         raise self.unknown(query, (kind,))
+
+    def _in_scope(self, kind: str, rows: list[int]) -> list[int]:
+        if self._scope is None:
+            return rows
+        owner = self._index.weapon_unit
+        return [k for k in rows if (k if kind == "unit" else owner[k]) in self._scope]
+
+    def _labels(self, kind: str, hits: list[int]) -> list[str]:
+        """How candidates are named: ``Unit`` / ``Unit: Weapon``, with the faction in front
+        (``Faction/Unit``, ``Faction/Unit/Weapon``) when they are of several factions."""
+        index = self._index
+        names = index.names()
+        owners = [k if kind == "unit" else index.weapon_unit[k] for k in hits]
+        qualify = len({faction_key(index.unit_faction[i]) for i in owners}) > 1
+        out = []
+        for k, i in zip(hits, owners, strict=True):
+            unit, faction = names.names["unit"][i], index.unit_faction[i]
+            head = f"{faction}/{unit}" if qualify and faction else unit
+            weapon = names.names["weapon"][k] if kind == "weapon" else ""
+            out.append(head if kind == "unit" else f"{head}/{weapon}" if qualify and faction else f"{unit}: {weapon}")
+        return out
 
     def find_any(self, query: str) -> Unit | Weapon:
         """A unit or a weapon: whole names and aliases first (units before weapons), then unique
@@ -112,20 +208,33 @@ class Library:
         found = self.find(query, "unit", substring=False) or self.find(query, "weapon", substring=False)
         if found is not None:
             return found  # type: ignore[no-any-return]
+        retired: Unit | None = None
         for kind in ("unit", "weapon"):
             try:
-                return self.find(query, kind)  # type: ignore[no-any-return]
+                hit = self.find(query, kind)
             except ProfileError as e:
                 if not e.what.startswith("unknown"):
                     raise  # ambiguous: the candidates help more than "unknown"
+                continue
+            if kind == "unit" and any(mark in hit.name.lower() for mark in _RETIRED):
+                retired = hit  # a Legends unit only when no weapon matches either (ruling M52)
+                continue
+            return hit  # type: ignore[no-any-return]
+        if retired is not None:
+            return retired
         raise self.unknown(query, ("unit", "weapon"))
 
     def unknown(self, query: str, kinds: tuple[str, ...]) -> ProfileError:
         """The error for a name that matches nothing, with the three closest names."""
         import difflib
 
-        q = " ".join(query.lower().split())
-        lower = {n.lower(): n for kind in kinds for e in self._entries(kind) for n in (e.name, *e.aliases)}
+        q = name_key(query)
+        index = self._index
+        lower: dict[str, str] = {}
+        for kind in kinds:
+            for k, name, aliases in index.scan(kind):
+                if self._scope is None or (k if kind == "unit" else index.weapon_unit[k]) in self._scope:
+                    lower.update((n.lower(), n) for n in (name, *aliases))
         close = difflib.get_close_matches(q, sorted(lower), n=3, cutoff=0.4)
         kind = " or ".join(kinds)
         hint = f"did you mean {', '.join(repr(lower[c]) for c in close)}?" if close else \
@@ -133,46 +242,172 @@ class Library:
         return ProfileError(f"unknown {kind}", where=kinds[0], value=query, hint=hint)
 
     def unit_named(self, name: str) -> Unit | None:
-        """The unit with exactly this name."""
-        return next((u for u in self.units if u.name == name), None)
+        """The first unit in scope with exactly this name (names repeat across factions: for the
+        unit that carries a weapon, :meth:`owner`)."""
+        index = self._index
+        return _again(lambda: next((index.unit(i) for i in self._in_scope("unit", index.named("unit", name_key(name)))
+                                    if index.names().names["unit"][i] == name), None))
+
+    def owner(self, weapon: Weapon) -> Unit | None:
+        """The unit that carries this weapon (one found by this library), else the unit named as
+        its ``unit``."""
+        return self._index.owner(weapon) or (self.unit_named(weapon.unit) if weapon.unit else None)
+
+    def _unit_ids(self) -> Iterable[int]:
+        return range(self._index.n_units) if self._scope is None else sorted(self._scope)
+
+    def _faction(self, text: str) -> str | None:
+        """The faction ``text`` names (case, spacing and apostrophes ignored), or None."""
+        return self._index.factions().get(faction_key(text))
 
 
-def _distinct(hits: list[_Entry]) -> list[_Entry]:
-    """Identical profiles found under one name in several units (e.g. a Meltagun) count once."""
-    seen: dict[Any, _Entry] = {}
-    for e in hits:
-        key = (e.obj.name.lower(), _stats(e.obj)) if isinstance(e.obj, Weapon) else id(e.obj)
-        seen.setdefault(key, e)
-    return list(seen.values())
+class Layered(Library):
+    """Units of one's own (a roster's) over a library: a name finds them first.
+
+    Whole names and aliases are tried in the roster, then in the library, then unique parts of a
+    name in the roster, then in the library; a unit the library finds is the roster's unit of the
+    same name when there is one (a roster unit keeps its datasheet's name), so the library's
+    aliases find the roster's units too (``crisis sunforge``), while ``knight`` stays the Knight
+    Paladin when the roster holds only a "Knight Warden".
+    """
+
+    def __init__(self, top: Library, base: Library) -> None:
+        self._top, self._base = top, base
+        self._index, self._scope = base._index, base._scope  # for what a subclass does not override
+
+    @property
+    def units(self) -> tuple[Unit, ...]:
+        return self._top.units + self._base.units
+
+    @property
+    def factions(self) -> tuple[str, ...]:
+        both = {faction_key(f): f for f in (*self._base.factions, *self._top.factions)}
+        return tuple(sorted(both.values(), key=faction_key))
+
+    def only(self, faction: str) -> Library:
+        try:
+            base = self._base.only(faction)
+        except ProfileError:
+            base = None
+        try:
+            top = self._top.only(faction)
+        except ProfileError:
+            if base is None:
+                raise
+            return base
+        return top if base is None else Layered(top, base)
+
+    def find(self, query: str, kind: str, *, substring: bool = True, faction: str | None = None) -> Any:
+        if faction is not None:
+            return self.only(faction).find(query, kind, substring=substring)
+        found = _or_none(lambda: self._top.find(query, kind, substring=False))
+        if found is None:
+            found = self._own(_or_none(lambda: self._base.find(query, kind, substring=False)), kind)
+        if found is not None or not substring:
+            return found
+        found = _or_none(lambda: self._top.find(query, kind))
+        return found if found is not None else self._own(self._base.find(query, kind), kind)
+
+    def _own(self, found: Any, kind: str) -> Any:
+        """The roster's unit of the same name as the library's ``found`` (a roster unit keeps its
+        datasheet's name), so that the library's aliases (``crisis sunforge``) find it too."""
+        if kind != "unit" or found is None:
+            return found
+        return self._top.unit_named(found.name) or found
+
+    def unknown(self, query: str, kinds: tuple[str, ...]) -> ProfileError:
+        return self._base.unknown(query, kinds)
+
+    def unit_named(self, name: str) -> Unit | None:
+        return self._top.unit_named(name) or self._base.unit_named(name)
+
+    def owner(self, weapon: Weapon) -> Unit | None:
+        return self._top._index.owner(weapon) or self._base.owner(weapon)
 
 
-def _stats(w: Weapon) -> tuple[object, ...]:
-    return (w.attacks, w.skill, w.strength, w.ap, w.damage, w.range_inches, frozenset(map(str, w.abilities)))
+def _or_none(lookup: Callable[[], Any]) -> Any:
+    """``lookup()``, or None where it finds nothing (an ambiguous name is still an error)."""
+    try:
+        return lookup()
+    except ProfileError as e:
+        if e.what.startswith("unknown") or e.what.startswith("expected"):
+            return None
+        raise
+
+
+#: Units kept for narrative play (BSData marks them in the name): a name that matches one of
+#: them and a unit of today's datasheets means the latter.
+_RETIRED = ("[legends]", "[crucible]")
+
+
+def _current(index: Index, kind: str, hits: list[int]) -> list[int]:
+    """``hits`` without those of Legends/Crucible units when any other is among them: such a unit
+    (or its weapon) is found only by a name nothing else matches, or qualified (``UNIT/WEAPON``)."""
+    if len(hits) < 2:
+        return hits
+    names = index.names().names["unit"]
+
+    def retired(k: int) -> bool:
+        name = names[k if kind == "unit" else index.weapon_unit[k]].lower()
+        return any(mark in name for mark in _RETIRED)
+
+    current = [k for k in hits if not retired(k)]
+    return current or hits
+
+
+def _parts(q: str, whole: bool = False) -> list[str]:
+    """``q`` split at ``/`` (or ``:``) into at most UNIT and WEAPON: the weapon part keeps any
+    further slash (BSData names hold some: "Shuriken Pistol (Skyreaver w/ pistol and blade)").
+    ``whole``: one part (a unit name)."""
+    if "/" not in q and ":" not in q:
+        return [q]
+    if whole:
+        return [q.strip()]
+    head, _, tail = q.replace(":", "/").partition("/")
+    return [head.strip(), tail.strip()]
+
+
+def _again(lookup: Callable[[], _T]) -> _T:
+    """``lookup()``, once more if the cache entry proved damaged (:class:`.index.StaleIndex`): by
+    then the index has been read again from the files."""
+    try:
+        return lookup()
+    except StaleIndex:
+        return lookup()
 
 
 def _check_unique(found: Sequence[tuple[Unit, str, int]]) -> None:
-    """Every unit name and every alias names one profile across all loaded files.
+    """Every unit name names one profile within its faction, and every alias one profile across
+    all loaded files.
 
-    ``found`` is (unit, file, index in the file's ``units``). Unit names and unit aliases may not
-    repeat; weapon aliases may repeat only on identical weapons (a Meltagun carried by several
-    units). A weapon's *name* may repeat: ``UNIT/WEAPON`` tells them apart.
+    ``found`` is (unit, file, index in the file's ``units``). A unit name may repeat only in
+    another faction (``FACTION/UNIT`` tells them apart; a unit without a faction may share its
+    name with none); unit aliases may not repeat; weapon aliases may repeat only on identical
+    weapons (a Meltagun carried by several units). A weapon's *name* may repeat:
+    ``UNIT/WEAPON`` tells them apart.
 
     Raises:
         ProfileError: at the second place, naming the first.
     """
-    names: dict[str, str] = {}
+    names: dict[str, dict[str, str]] = {}  # name -> faction -> place
     unit_aliases: dict[str, str] = {}
     weapon_aliases: dict[str, tuple[object, str]] = {}
     for unit, file, i in found:
         here = f"{file}: units[{i}]"
-        _claim(names, _key(unit.name), f"{here}.name", "unit name", unit.name)
+        factions = names.setdefault(_key(unit.name), {})
+        faction = faction_key(unit.faction)
+        clash = factions.get(faction) or (next(iter(factions.values()), None) if "" in factions or not faction
+                                          else None)
+        if clash is not None:
+            raise _duplicate("unit name", unit.name, f"{here}.name", clash)
+        factions[faction] = f"{here}.name"
         own: set[str] = set()
         for k, alias in enumerate(unit.aliases):
             if _key(alias) not in own:
                 own.add(_key(alias))
                 _claim(unit_aliases, _key(alias), f"{here}.aliases[{k}]", "unit alias", alias)
         for j, w in enumerate(unit.weapons):
-            same = (_key(w.name), _stats(w))
+            same = (_key(w.name), weapon_stats(w))
             for k, alias in enumerate(w.aliases):
                 place = f"{here}.weapons[{j}].aliases[{k}]"
                 first = weapon_aliases.setdefault(_key(alias), (same, place))
@@ -204,16 +439,19 @@ def load_library(extra_dirs: Sequence[Path] = (), *, use_env: bool = True) -> Li
     """
     files = [(label, _read_bytes(path, label)) for path, label in _library_files(extra_dirs, use_env)]
     entry, key = _entry_for(raw for _, raw in files)
-    units = _read_entry(entry, key)
-    if units is None:
+
+    def read_files() -> Index:
         found: list[tuple[Unit, str, int]] = []
         for label, raw in files:
             found += [(u, label, i) for i, u in enumerate(_units(_parse_yaml(_decode(raw, label), label), label))]
         _check_unique(found)
-        units = [u for u, _, _ in found]
-        _check_attached(found, Library(units))
-        _write_entry(entry, key, units)
-    return Library(units)
+        library = Library([u for u, _, _ in found])
+        _check_attached(found, library)
+        _write_entry(entry, key, library._index)
+        return library._index
+
+    index = _read_entry(entry, key)
+    return Library._of(read_files() if index is None else index.with_reload(read_files))
 
 
 def _check_attached(found: Sequence[tuple[Unit, str, int]], library: Library) -> None:
@@ -269,10 +507,11 @@ def _library_files(extra_dirs: Sequence[Path], use_env: bool) -> list[tuple[Path
 
 
 def _profile_files(folder: Path, origin: str) -> list[Path]:
-    """``*.yaml`` then ``*.yml`` in ``folder``, each sorted, without hidden files."""
+    """``*.yaml``, ``*.yml``, then ``*.json`` (JSON is YAML) in ``folder``, each sorted, without hidden files."""
     try:
         names = [e.name for e in os.scandir(folder)]
     except OSError as e:
         raise ProfileError(f"cannot list the folder: {e.strerror or e}", where=origin, value=str(folder)) from None
     visible = [name for name in names if not name.startswith(".")]
-    return [folder / name for ext in (".yaml", ".yml") for name in sorted(n for n in visible if n.endswith(ext))]
+    return [folder / name for ext in (".yaml", ".yml", ".json")
+            for name in sorted(n for n in visible if n.endswith(ext))]

@@ -5,7 +5,9 @@ documented in ``docs/profiles.md``. A statline (``models:`` entry) may carry its
 ``invulnerable``, ``feel_no_pain`` and ``keywords``, and its default loadout as ``weapons:``
 (names of the unit's weapons, each with how many every model of the statline uses); a unit
 may name the Leader units ``attached`` to it (checked against the whole library in
-:mod:`.library`). Errors name the file, the YAML path and the value:
+:mod:`.library`). Besides what the engine uses, a profile keeps what it does not: ``unmodelled``
+abilities of weapons and units (text), points per unit size (``sizes``) and the weapons a
+statline may take instead of its default (``options``). Errors name the file, the YAML path and the value:
 ``profiles/orks.yaml: units[0].weapons[1].D: expected a dice expression (got 'd7x')``.
 """
 
@@ -35,9 +37,11 @@ _T = TypeVar("_T")
 SCHEMA_VERSION = 1
 
 _UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invulnerable", "feel_no_pain",
-              "damage_reduction", "deadly_demise", "keywords", "weapons", "abilities", "modifiers", "attached"}
-_MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC", "invulnerable", "feel_no_pain", "keywords", "weapons"}
-_WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities", "modifiers"}
+              "damage_reduction", "deadly_demise", "keywords", "weapons", "abilities", "modifiers", "attached",
+              "unmodelled", "sizes"}
+_MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC", "invulnerable", "feel_no_pain", "keywords", "weapons",
+               "options"}
+_WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities", "modifiers", "unmodelled"}
 
 #: Modifiers a profile may carry, merged with the command line (which wins): name -> type.
 #: As an attacker a unit/weapon uses the first group; as a target a unit uses save_mod and
@@ -153,11 +157,34 @@ def _weapon(r: _Reader, unit: str) -> Weapon:
         except ProfileError as e:
             raise r.fail(e.what, text, f"abilities[{i}]", hint=e.hint) from None
     modifiers = _modifiers(r)
+    unmodelled = _unmodelled(r)
     return _built(r, lambda: Weapon(
-        name=name, aliases=_aliases(r), range_inches=None if melee else rng, modifiers=modifiers,
+        name=name, aliases=_aliases(r), range_inches=None if melee else rng, modifiers=modifiers, unmodelled=unmodelled,
         attacks=r.dice("A"), skill=r.get(skill_key, int, lo=2, hi=6),
         strength=r.get("S", int, lo=1, hi=MAX_CHARACTERISTIC), ap=r.get("AP", int, 0, lo=-MAX_AP, hi=0),
         damage=r.dice("D"), abilities=tuple(abilities), unit=unit))
+
+
+def _unmodelled(r: _Reader) -> tuple[str, ...]:
+    """A weapon's ``unmodelled:`` abilities: text the engine does not model, so never one it does
+    (that belongs in ``abilities:``, where it takes effect)."""
+    texts = _texts(r, "unmodelled")
+    for i, text in enumerate(texts):
+        try:
+            _ability(text)
+        except ProfileError:
+            continue
+        raise r.fail("an ability the engine models: give it in 'abilities'", text, f"unmodelled[{i}]")
+    return texts
+
+
+def _texts(r: _Reader, key: str) -> tuple[str, ...]:
+    """A list of non-blank strings."""
+    texts = r.strings(key)
+    for i, text in enumerate(texts):
+        if not text.strip():
+            raise r.fail("an entry cannot be blank", text, f"{key}[{i}]")
+    return texts
 
 
 def _built(r: _Reader, make: Callable[[], _T]) -> _T:
@@ -210,18 +237,57 @@ def _model(m: _Reader, unit: str, weapons: tuple[Weapon, ...]) -> ModelStats:
         raise m.fail("a statline's invulnerable save is a number, e.g. 'invulnerable: 4'", m.data["invulnerable"],
                      "invulnerable", hint="ranged_only is given once, on the unit's invulnerable")
     loadout = _loadout(m, unit, name, weapons)
+    options = _options(m, unit, name, weapons)
     return _built(m, lambda: ModelStats(
         name=name, count=m.get("count", int, lo=1, hi=MAX_TARGET_MODELS),
         move=m.get("M", int, lo=0, hi=MAX_RANGE), toughness=m.get("T", int, lo=1, hi=MAX_CHARACTERISTIC),
         save=m.get("Sv", int, lo=2, hi=7), wounds=m.get("W", int, lo=1, hi=MAX_WOUNDS),
         leadership=m.get("Ld", int, lo=2, hi=12), objective_control=m.get("OC", int, lo=0, hi=MAX_WOUNDS),
         invulnerable=m.get("invulnerable", int, lo=2, hi=6), feel_no_pain=m.get("feel_no_pain", int, lo=2, hi=6),
-        keywords=_keywords(m), loadout=loadout))
+        keywords=_keywords(m), loadout=loadout, options=options))
 
 
 def _keywords(r: _Reader) -> frozenset[str]:
     """``keywords:`` in capitals."""
     return frozenset(k.upper() for k in r.strings("keywords"))
+
+
+def _options(m: _Reader, unit: str, model: str, weapons: tuple[Weapon, ...]) -> tuple[str, ...]:
+    """A statline's ``options:``: names (or aliases) of the unit's weapons its models may take,
+    stored as the weapons' names, each once, in the order given."""
+    names = _weapon_names(weapons)
+    out: dict[str, None] = {}
+    for i, raw in enumerate(_texts(m, "options")):
+        out[_one_weapon(m, f"options[{i}]", raw, (unit, model, "options"), weapons, names)] = None
+    return tuple(out)
+
+
+def _weapon_names(weapons: tuple[Weapon, ...]) -> tuple[dict[str, list[Weapon]], dict[str, list[Weapon]]]:
+    """The unit's weapons by name and by alias, as lookup compares them."""
+    names: dict[str, list[Weapon]] = {}
+    aliases: dict[str, list[Weapon]] = {}
+    for w in weapons:
+        names.setdefault(_key(w.name), []).append(w)
+        for alias in dict.fromkeys(_key(a) for a in w.aliases):
+            aliases.setdefault(alias, []).append(w)
+    return names, aliases
+
+
+def _one_weapon(r: _Reader, key: str, raw: str, place: tuple[str, str, str], weapons: tuple[Weapon, ...],
+                names: tuple[dict[str, list[Weapon]], dict[str, list[Weapon]]]) -> str:
+    """The name of the one weapon of the unit that ``raw`` names (by name, else alias); ``place``
+    is (unit, model, "loadout" or "options"), for the error."""
+    unit, model, part = place
+    found = names[0].get(_key(raw)) or names[1].get(_key(raw)) or []
+    if len(found) != 1:
+        have = f"it has {', '.join(w.name for w in weapons)}" if weapons else "it lists no weapons"
+        verb = "carries" if part == "loadout" else "may take"
+        what = (f"unit {unit!r} has {len(found)} weapons of this name, so the {part} of model {model!r} "
+                "cannot tell which" if found else
+                f"model {model!r} {verb} a weapon unit {unit!r} does not have ({have})")
+        raise r.fail(what, raw, key, hint="give each weapon of the unit its own name" if found else
+                     "use a name or alias of the unit's weapons, or add the weapon to them")
+    return found[0].name
 
 
 def _loadout(m: _Reader, unit: str, model: str, weapons: tuple[Weapon, ...]) -> tuple[tuple[str, int], ...]:
@@ -255,25 +321,12 @@ def _loadout(m: _Reader, unit: str, model: str, weapons: tuple[Weapon, ...]) -> 
     else:
         raise m.fail("expected a list of weapon names (or a mapping of weapon name to count)", value, "weapons",
                      hint="e.g. weapons: [plasma rifle, {name: missile pod, count: 2}]")
-    names: dict[str, list[Weapon]] = {}
-    aliases: dict[str, list[Weapon]] = {}
-    for w in weapons:
-        names.setdefault(_key(w.name), []).append(w)
-        for alias in dict.fromkeys(_key(a) for a in w.aliases):
-            aliases.setdefault(alias, []).append(w)
+    names = _weapon_names(weapons)
     total: dict[str, int] = {}
     for r, key, raw, count in entries:
         if not isinstance(raw, str) or not raw.strip():
             raise r.fail("expected a weapon name", raw, key)
-        found = names.get(_key(raw)) or aliases.get(_key(raw)) or []
-        if len(found) != 1:
-            have = f"it has {', '.join(w.name for w in weapons)}" if weapons else "it lists no weapons"
-            what = (f"unit {unit!r} has {len(found)} weapons of this name, so the loadout of model {model!r} "
-                    "cannot tell which" if found else
-                    f"model {model!r} carries a weapon unit {unit!r} does not have ({have})")
-            raise r.fail(what, raw, key, hint="give each weapon of the unit its own name" if found else
-                         "use a name or alias of the unit's weapons, or add the weapon to them")
-        name = found[0].name
+        name = _one_weapon(r, key, raw, (unit, model, "loadout"), weapons, names)
         total[name] = total.get(name, 0) + count
     if any(n > MAX_ATTACKING_MODELS for n in total.values()):
         raise m.fail(f"a weapon's counts add up to more than {MAX_ATTACKING_MODELS:,}", max(total.values()),
@@ -331,12 +384,33 @@ def _unit(r: _Reader) -> Unit:
                      "damage_reduction")
     reduction = defensive.pop("damage_reduction", 0) or r.get("damage_reduction", int, 0, lo=0,
                                                                hi=MAX_DAMAGE_MOD)
+    sizes = _sizes(r)
+    unmodelled = _texts(r, "unmodelled")
     return _built(r, lambda: Unit(
         name=name, aliases=_aliases(r), faction=r.get("faction", str, ""), modifiers=_modifiers(r),
         stealth=defensive.get("stealth", False), half_damage=defensive.get("half_damage", False),
-        points=r.get("points", int, lo=0), source=r.get("source", str, ""), models=tuple(models),
+        points=r.get("points", int, sizes[0][1] if sizes else None, lo=0), source=r.get("source", str, ""),
+        models=tuple(models),
         invulnerable=inv, invulnerable_ranged_only=inv_ranged, feel_no_pain=r.get("feel_no_pain", int, lo=2, hi=6),
-        damage_reduction=reduction, keywords=keywords, weapons=weapons, attached=attached))
+        damage_reduction=reduction, keywords=keywords, weapons=weapons, attached=attached, unmodelled=unmodelled,
+        sizes=sizes))
+
+
+def _sizes(r: _Reader) -> tuple[tuple[int, int], ...]:
+    """``sizes: [{models: N, points: P}, ...]``: each size once, ascending; ``points:`` (when
+    given) is the first size's, the default size's."""
+    out: list[tuple[int, int]] = []
+    for sr in r.items("sizes"):
+        sr.mapping({"models", "points"}, ("models", "points"))
+        size = (sr.get("models", int, lo=1, hi=MAX_TARGET_MODELS), sr.get("points", int, lo=0))
+        if out and size[0] <= out[-1][0]:
+            raise sr.fail("unit sizes must be given in ascending number of models, each once", size[0], "models")
+        out.append(size)
+    points = r.get("points", int, lo=0)
+    if out and points is not None and points != out[0][1]:
+        raise r.fail(f"points are those of the smallest unit size ({out[0][0]} models: {out[0][1]} points)", points,
+                     "points", hint="give the default size's points, or leave 'points' out")
+    return tuple(out)
 
 
 def _units(data: Any, file: str) -> list[Unit]:
@@ -374,6 +448,10 @@ def dump_unit(u: Unit) -> dict[str, Any]:
     if u.modifiers:
         out["modifiers"] = _dump_modifiers(u.modifiers)
     out["keywords"] = sorted(u.keywords)
+    if u.unmodelled:
+        out["unmodelled"] = list(u.unmodelled)
+    if u.sizes:
+        out["sizes"] = [{"models": n, "points": p} for n, p in u.sizes]
     out["weapons"] = [_dump_weapon(w) for w in u.weapons]
     if u.attached:
         out["attached"] = list(u.attached)
@@ -392,6 +470,8 @@ def _dump_model(m: ModelStats) -> dict[str, Any]:
         out["keywords"] = sorted(m.keywords)
     if m.loadout:
         out["weapons"] = [name if n == 1 else {"name": name, "count": n} for name, n in m.loadout]
+    if m.options:
+        out["options"] = list(m.options)
     return out
 
 
@@ -403,6 +483,8 @@ def _dump_weapon(w: Weapon) -> dict[str, Any]:
     out["A"] = str(w.attacks)
     out["WS" if w.melee else "BS"] = w.skill
     out.update({"S": w.strength, "AP": w.ap, "D": str(w.damage), "abilities": [str(a) for a in w.abilities]})
+    if w.unmodelled:
+        out["unmodelled"] = list(w.unmodelled)
     if w.modifiers:
         out["modifiers"] = _dump_modifiers(w.modifiers)
     return out

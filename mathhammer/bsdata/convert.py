@@ -1,0 +1,251 @@
+"""One BSData profile -> the project's YAML-ready dicts: a weapon, a statline, a unit's defences.
+
+The numbers are read exactly as printed (``24"``, ``3+``, ``-1``, ``D6+1``) and checked against
+:mod:`mathhammer.limits` as the profile schema will check them, so a value the schema would refuse
+is a :class:`ProfileError` here, with the reason, and the caller records the weapon as unreadable
+instead of writing a file that does not load. A weapon's keywords that
+:func:`mathhammer.notation.parse_ability` reads go to ``abilities`` (as printed); the others to
+``unmodelled``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from xml.etree.ElementTree import Element
+
+from .. import dice
+from ..errors import ProfileError
+from ..limits import MAX_AP, MAX_CHARACTERISTIC, MAX_RANGE, MAX_WOUNDS
+from ..model import Ability
+from ..notation import parse_ability
+
+__all__ = ["RANGED", "MELEE", "UNIT", "characteristics", "defences", "statline_dict", "weapon_dict",
+           "split_keywords"]
+
+#: BSData profile type names read by this module.
+RANGED = "Ranged Weapons"
+MELEE = "Melee Weapons"
+UNIT = "Unit"
+
+#: Spellings of "no value" in BSData characteristics.
+_NONE = {"", "-", "\u2013", "\u2014", "n/a", "none"}
+
+
+def _local(tag: object) -> str:
+    return tag.rpartition("}")[2] if isinstance(tag, str) else ""
+
+
+def characteristics(profile_elem: Element) -> dict[str, str]:
+    """Name -> text (stripped) of a ``<profile>``'s characteristics, in document order.
+
+    Works with or without the BattleScribe namespace on the tags.
+    """
+    out: dict[str, str] = {}
+    for holder in profile_elem:
+        if _local(holder.tag) != "characteristics":
+            continue
+        for c in holder:
+            if _local(c.tag) == "characteristic":
+                out[c.get("name", "")] = " ".join((c.text or "").split())
+    return out
+
+
+def _fail(what: str, key: str, value: str, name: str) -> ProfileError:
+    return ProfileError(what, where=f"{name}: {key}" if key else name, value=value)
+
+
+def _number(key: str, text: str, name: str, lo: int, hi: int) -> int:
+    m = re.fullmatch(r"([0-9]{1,6})", text, re.ASCII)
+    if not m or not lo <= int(m[1]) <= hi:
+        raise _fail(f"expected a whole number from {lo} to {hi}", key, text, name)
+    return int(m[1])
+
+
+def _plus(key: str, text: str, name: str, lo: int = 2, hi: int = 6) -> int:
+    m = re.fullmatch(r"([0-9]{1,3})\s*\+?", text, re.ASCII)
+    if not m or not lo <= int(m[1]) <= hi:
+        raise _fail(f"expected {lo}+ to {hi}+", key, text, name)
+    return int(m[1])
+
+
+def _inches(key: str, text: str, name: str) -> int:
+    m = re.fullmatch(r"([0-9]{1,6})\s*\+?\s*(?:\"|''|\u201d|\u2033)?\s*\+?", text)
+    if not m or int(m[1]) > MAX_RANGE:
+        raise _fail(f"expected a distance in inches (0 to {MAX_RANGE})", key, text, name)
+    return int(m[1])
+
+
+def _dice(key: str, text: str, name: str) -> str:
+    try:
+        expr = dice.parse(text.replace(" ", ""), where=f"{name}: {key}")
+    except ProfileError as e:
+        raise _fail(e.what, key, text, name) from None
+    return str(expr)
+
+
+def split_keywords(text: str) -> list[str]:
+    """A weapon's ``Keywords`` characteristic as a list (``-`` and blanks dropped, order kept)."""
+    return [k for k in (" ".join(part.split()) for part in text.split(",")) if k.lower() not in _NONE]
+
+
+def weapon_dict(name: str, type_name: str, chars: Mapping[str, str]) -> dict[str, Any]:
+    """A YAML-ready weapon in the project's schema from a "Ranged Weapons"/"Melee Weapons" profile.
+
+    Keys: name, range (inches or ``"melee"``), A, BS (ranged; ``None`` with TORRENT and a BS of
+    ``N/A``) or WS (melee), S, AP, D, abilities, unmodelled. An AP of ``-`` is 0.
+
+    Raises:
+        ProfileError: a characteristic that is missing or outside the project's limits (S ``*``,
+            D ``2D6+D3``, BS ``N/A`` without TORRENT, ...), naming the weapon and the characteristic.
+    """
+    if type_name not in (RANGED, MELEE):
+        raise ProfileError(f"not a weapon profile (type {type_name!r})", where=name)
+    melee = type_name == MELEE
+    get = {k.strip().upper(): v.strip() for k, v in chars.items()}
+    for key in ("A", "S", "AP", "D", "WS" if melee else "BS"):
+        if key not in get:
+            raise _fail("characteristic missing", key, "", name)
+    abilities: list[str] = []
+    unmodelled: list[str] = []
+    for kw in split_keywords(get.get("KEYWORDS", "")):
+        try:
+            parse_ability(kw)
+        except ProfileError:
+            unmodelled.append(kw)
+        else:
+            abilities.append(kw)
+    out: dict[str, Any] = {"name": name}
+    if melee:
+        out["range"] = "melee"
+    else:
+        rng = get.get("RANGE", "")
+        if rng.lower() in _NONE:
+            raise _fail("a ranged weapon without a range", "Range", rng, name)
+        out["range"] = _inches("Range", rng, name)
+    out["A"] = _dice("A", get["A"], name)
+    skill_key = "WS" if melee else "BS"
+    skill = get[skill_key]
+    if skill.lower() in _NONE:
+        torrent = any(parse_ability(a).ability is Ability.TORRENT for a in abilities)
+        if melee or not torrent:
+            raise _fail(f"{skill_key} {skill!r} is allowed only for a TORRENT weapon", skill_key, skill, name)
+        out[skill_key] = None
+    else:
+        out[skill_key] = _plus(skill_key, skill, name)
+    out["S"] = _number("S", get["S"], name, 1, MAX_CHARACTERISTIC)
+    ap = get["AP"].replace("\u2212", "-").replace("\u2013", "-")
+    if ap in ("-", "0", "+0", "-0"):
+        out["AP"] = 0
+    else:
+        m = re.fullmatch(r"-\s*([0-9]{1,3})", ap, re.ASCII)
+        if not m or int(m[1]) > MAX_AP:
+            raise _fail(f"expected an AP from -{MAX_AP} to 0", "AP", get["AP"], name)
+        out["AP"] = -int(m[1])
+    out["D"] = _dice("D", get["D"], name)
+    out["abilities"] = abilities
+    out["unmodelled"] = unmodelled
+    return out
+
+
+def statline_dict(name: str, chars: Mapping[str, str]) -> dict[str, Any]:
+    """``{name, M, T, Sv, W, Ld, OC}`` from a "Unit" profile (M ``-`` is left out; ``20"+`` is 20).
+
+    Raises:
+        ProfileError: T, SV or W missing or outside the project's limits, or an unreadable M/LD/OC.
+    """
+    get = {k.strip().upper(): v.strip() for k, v in chars.items()}
+    for key in ("T", "SV", "W"):
+        if key not in get:
+            raise _fail("characteristic missing", key, "", name)
+    out: dict[str, Any] = {"name": name}
+    move = get.get("M", "-")
+    if move.lower() not in _NONE:
+        out["M"] = _inches("M", move, name)
+    out["T"] = _number("T", get["T"], name, 1, MAX_CHARACTERISTIC)
+    out["Sv"] = _plus("SV", get["SV"], name, 2, 7)
+    out["W"] = _number("W", get["W"], name, 1, MAX_WOUNDS)
+    if get.get("LD", "-").lower() not in _NONE:
+        out["Ld"] = _plus("LD", get["LD"], name, 2, 12)
+    if get.get("OC", "-").lower() not in _NONE:
+        out["OC"] = _number("OC", get["OC"], name, 0, MAX_WOUNDS)
+    return out
+
+
+_INV_NAME = re.compile(r"invulnerable save\b", re.IGNORECASE)
+_INV_TEXT = (re.compile(r"\b([2-6])\+\s*invulnerable save", re.IGNORECASE),
+             re.compile(r"invulnerable save of\s*([2-6])\+", re.IGNORECASE))
+_INV_IN_NAME = re.compile(r"invulnerable save\s*\(?\s*([2-6])\+\s*\)?\s*$", re.IGNORECASE)
+_FNP_NAME = re.compile(r"feel no pain\s*([2-6])\+", re.IGNORECASE)
+#: A description that states Feel No Pain and nothing else ("Models in this unit have the Feel No Pain 6+ ability.").
+_FNP_TEXT = re.compile(r"(?:this model|this unit|models in this unit) (?:has|have) the feel no pain ([2-6])\+ "
+                       r"ability\.?", re.IGNORECASE)
+
+
+#: An unconditional "-1 Damage" or "halve the Damage" ability, as the whole description.
+DAMAGE_TEXT = re.compile(r"Each time an attack is allocated to (?:this model|a model in this unit), "
+                          r"(subtract 1 from|halve) the Damage characteristic of that attack\.?", re.IGNORECASE)
+
+
+def defences(abilities: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The invulnerable save and Feel No Pain a unit's abilities state as such.
+
+    ``abilities`` are (name, description) pairs of the unit's datasheet abilities (profiles of type
+    "Abilities" and rules, with BattleScribe's name modifiers applied: ``Feel No Pain 5+``).
+
+    - ``invulnerable: {save, ranged_only}`` from an ability named "Invulnerable Save..." whose name
+      or description gives the save (``4+``, ``This model has a 4+ invulnerable save``);
+      ``ranged_only`` when the text says "against ranged attacks" and names no other save. With
+      different saves against ranged and melee attacks the worse one is taken for all attacks
+      (one save is all the schema holds; a pessimistic choice). Several such abilities: the best.
+    - ``feel_no_pain``: an ability named ``Feel No Pain X+``, or one whose whole description is
+      "This model / This unit / Models in this unit ha(s|ve) the Feel No Pain X+ ability." (a
+      conditional one, "against mortal wounds", "while leading", is not a Feel No Pain here).
+    - ``damage_reduction: 1`` / ``abilities: [HALF DAMAGE]``: an ability whose whole description is
+      "Each time an attack is allocated to this model (a model in this unit), subtract 1 from
+      (halve) the Damage characteristic of that attack." (the C'tan Shards' Necrodermis); one with
+      a condition (a phase, a roll, a keyword) is not read.
+    """
+    invulns: list[tuple[int, bool]] = []
+    fnps: list[int] = []
+    reduce = halve = False
+    for name, text in abilities:
+        name = " ".join(name.split())
+        text = " ".join(text.replace("\xa0", " ").split())
+        if _INV_NAME.match(name):
+            saves = [int(m[1]) for rx in _INV_TEXT for m in rx.finditer(text)]
+            in_name = _INV_IN_NAME.search(name)
+            if in_name:
+                saves.append(int(in_name[1]))
+            bare = re.fullmatch(r"([2-6])\+", text)
+            if bare:
+                saves.append(int(bare[1]))
+            if saves:
+                ranged = "against ranged attacks" in text.lower() and len(set(saves)) == 1
+                invulns.append((max(saves), ranged))
+            continue
+        m = _FNP_NAME.fullmatch(name)
+        if m:
+            fnps.append(int(m[1]))
+            continue
+        m = _FNP_TEXT.fullmatch(text)
+        if m:
+            fnps.append(int(m[1]))
+            continue
+        m = DAMAGE_TEXT.fullmatch(text)
+        if m:
+            reduce |= m[1].lower() == "subtract 1 from"
+            halve |= m[1].lower() == "halve"
+    out: dict[str, Any] = {}
+    if reduce:
+        out["damage_reduction"] = 1
+    if halve:
+        out["abilities"] = ["HALF DAMAGE"]
+    if invulns:
+        # the best save; against all attacks beats ranged only at the same value
+        save, ranged = min(invulns, key=lambda sr: (sr[0], sr[1]))
+        out["invulnerable"] = {"save": save, "ranged_only": ranged}
+    if fnps:
+        out["feel_no_pain"] = min(fnps)
+    return out

@@ -1,0 +1,574 @@
+"""A BSData unit entry -> a YAML-ready unit of the profile schema, and what could not be read.
+
+How a catalogue's entry is read (see docs/import.md for the why of each choice):
+
+- **Models.** Every ``selectionEntry`` of type "model" inside the unit (through groups and
+  entryLinks) is a model type; a unit entry of type "model" is itself its one model. Each model
+  type with a default count gives one ``models:`` entry (named as the entry, with its "Unit"
+  profile; the unit's own "Unit" profile when the model entry has none). A model type's default
+  count is its ``min`` constraint (``field="selections" scope="parent"``) or ``defaultAmount``;
+  when a group's models add up to less than the group's ``min``, the group's default entry (or
+  else the model type with the largest ``max``, or else the first) makes up the difference.
+- **Default loadout** (per model): the weapons of the upgrades the model must take (their ``min``,
+  or ``defaultAmount``) and of each group's ``defaultSelectionEntryId`` entry (as many as the
+  group's ``min``, at least one). A group that must be taken but names no default takes its
+  first entry (an assumption, listed in the summary). An upgrade with several weapon profiles
+  (``Reaper chainsword - strike`` / ``- sweep``, a kombi-weapon) counts with its "- strike"
+  profile where it has one, else its first; the others are options. A pistol carried beside
+  another ranged weapon, and a second melee weapon, are left out of the loadout (a model
+  shoots with one and fights with one): they are options.
+- **Options** of a statline: every other weapon its model entry can take, and the weapons of
+  the optional model types of the same group (a model that may replace it).
+- **Points**: the entry's ``pts`` cost is the smallest size's; a ``set`` modifier of the cost
+  under one condition "at least N (or more than N-1) selections" of the unit's models (or of a
+  model type, or of the group holding them) is the size of N models. Other cost modifiers
+  (per-wargear prices, detachment discounts) are not sizes.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import dice
+from ..errors import ProfileError
+from .catalogue import Catalogue, Index
+from .convert import DAMAGE_TEXT, MELEE, RANGED, UNIT, characteristics, defences, statline_dict, weapon_dict
+
+__all__ = ["Problem", "UnitResult", "read_unit"]
+
+_WEAPON_TYPES = (RANGED, MELEE)
+_MAX_DEPTH = 12
+_DEADLY_DEMISE = re.compile(r"deadly demise\s+(\S+)$", re.IGNORECASE)
+_DEFENSIVE_ABILITIES = {"stealth": "Stealth"}
+#: Groups and entries that are not a unit's matched-play wargear: Crusade (narrative) upgrades,
+#: army-level enhancements and similar; their weapons are neither loadouts nor options.
+_NOT_WARGEAR = re.compile(r"crusade|weapon modifications|weapon upgrades|enhancement|battle (?:traits|honours|scars)"
+                          r"|relic|blackstone|territory control|headhunter|shadow operations|chivalric quest"
+                          r"|mighty champions|specialisms", re.IGNORECASE)
+
+
+def _skipped(node: ET.Element, link: ET.Element | None) -> bool:
+    """A group of Crusade / army-level choices (a weapon entry is never skipped by its name: "Relic Blade")."""
+    if node.tag != "selectionEntryGroup":
+        return False
+    return bool(_NOT_WARGEAR.search(node.get("name", "")) or
+                (link is not None and _NOT_WARGEAR.search(link.get("name", ""))))
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something of a unit that was not read, and why (listed in the import summary)."""
+
+    unit: str
+    what: str
+    reason: str
+
+
+@dataclass
+class UnitResult:
+    """A YAML-ready unit (None when the unit could not be read at all) and the problems met."""
+
+    data: dict[str, Any] | None
+    problems: list[Problem] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+
+
+def _clean(name: str) -> str:
+    """A profile's name as shown: no leading ``➤`` marker, single spaces."""
+    return " ".join(name.replace("\u27a4", " ").split())
+
+
+def _bound(node: ET.Element, link: ET.Element | None, kind: str) -> int | None:
+    """The ``min``/``max`` selections-per-parent constraint of an entry (its link's first)."""
+    for src in (link, node):
+        if src is None:
+            continue
+        for holder in src:
+            if holder.tag != "constraints":
+                continue
+            for c in holder:
+                if (c.get("type") == kind and c.get("field") == "selections" and c.get("scope") == "parent"):
+                    try:
+                        return int(float(c.get("value", "0")))
+                    except ValueError:
+                        return None
+    return None
+
+
+def _default_amount(node: ET.Element, link: ET.Element | None) -> int:
+    low = _bound(node, link, "min") or 0
+    for src in (link, node):
+        if src is not None and src.get("defaultAmount"):
+            try:
+                low = max(low, int(float(src.get("defaultAmount", "0"))))
+            except ValueError:
+                pass
+            break
+    return low
+
+
+def _is_model(node: ET.Element) -> bool:
+    return node.tag == "selectionEntry" and node.get("type") == "model"
+
+
+@dataclass
+class _Gear:
+    """Weapons met while walking a model's entries: (profile, count chosen by default), in order."""
+
+    items: list[tuple[ET.Element, int, str]] = field(default_factory=list)  # (profile, count, entry name)
+    guessed: list[str] = field(default_factory=list)
+
+
+class _Walker:
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        #: the most models the last :meth:`models` call's unit may have (0 when unknown)
+        self.max_total = 0
+        #: (models in all, model entry id -> count) of each upgrade holding models ("20 Gretchin and 2 Runtherds")
+        self.alternatives: list[tuple[int, dict[str, int]]] = []
+
+    # -- models --------------------------------------------------------------------------------
+
+    def models(self, unit: ET.Element) -> list[tuple[ET.Element, ET.Element | None, int, list[ET.Element]]]:
+        """(model entry, link, default count, optional sibling model entries) of a unit, in order."""
+        out: list[tuple[ET.Element, ET.Element | None, int, list[ET.Element]]] = []
+        self.max_total = 0
+        self.alternatives = []
+        self._models_in(unit, None, out, 0, set())
+        return out
+
+    def _models_in(self, node: ET.Element, group: ET.Element | None,
+                   out: list[tuple[ET.Element, ET.Element | None, int, list[ET.Element]]], depth: int,
+                   seen: set[str], capped: bool = False) -> None:
+        """Model entries under ``node``; ``capped`` when an enclosing group's max already counts them."""
+        if depth > _MAX_DEPTH:
+            return
+        group_max = _bound(group, None, "max") if group is not None else None
+        members: list[tuple[ET.Element, ET.Element | None, int]] = []
+        # upgrades that hold models ("10 Gretchin and 1 Runtherd" in a "Unit Composition" group)
+        containers: list[tuple[ET.Element, ET.Element | None]] = []
+        for child, link in self.index.children(node):
+            if _is_model(child):
+                members.append((child, link, _default_amount(child, link)))
+            elif child.get("id", "") in seen or _skipped(child, link):
+                continue
+            elif child.tag == "selectionEntryGroup":
+                self._models_in(child, child, out, depth + 1, seen | {child.get("id", "")},
+                                capped or bool(group_max))
+            elif any(_is_model(c) for c, _ in self.index.children(child)):
+                containers.append((child, link))
+        for cont, _ in containers:
+            inside: list[tuple[ET.Element, ET.Element | None, int, list[ET.Element]]] = []
+            self._models_in(cont, None, inside, depth + 1, seen | {cont.get("id", "")}, True)
+            sizes: dict[str, int] = {}
+            for m, _lk, n, _opt in inside:
+                sizes[m.get("id", "")] = sizes.get(m.get("id", ""), 0) + n
+            self.alternatives.append((sum(sizes.values()), sizes))
+        if containers and not members:
+            default = group.get("defaultSelectionEntryId", "") if group is not None else ""
+            chosen = next((c for c in containers if default and default in (
+                c[0].get("id"), c[1].get("id") if c[1] is not None else None)), None)
+            chosen = chosen or next((c for c in containers if _default_amount(*c) > 0), containers[0])
+            self._models_in(chosen[0], None, out, depth + 1, seen | {chosen[0].get("id", "")}, capped)
+        if not members:
+            return
+        if not capped:
+            self.max_total += group_max if group_max else sum(_bound(m, lk, "max") or n for m, lk, n in members)
+        if group is not None:
+            need = (_bound(group, None, "min") or 0) - sum(n for _, _, n in members)
+            if need > 0:
+                default = group.get("defaultSelectionEntryId", "")
+                pick = next((i for i, (m, lk, _) in enumerate(members)
+                             if default and default in (m.get("id"), lk.get("id") if lk is not None else None)), None)
+                if pick is None:
+                    maxes = [_bound(m, lk, "max") or 0 for m, lk, _ in members]
+                    pick = maxes.index(max(maxes))
+                m, lk, n = members[pick]
+                members[pick] = (m, lk, n + need)
+        optional = [m for m, _, n in members if n == 0]
+        for m, lk, n in members:
+            if n > 0:
+                out.append((m, lk, n, optional))
+
+    # -- gear ----------------------------------------------------------------------------------
+
+    def gear(self, entry: ET.Element, link: ET.Element | None, count: int = 1) -> _Gear:
+        """The weapons reachable from an entry (not through other models), with default counts."""
+        acc = _Gear()
+        self._own_profiles(entry, link, count, acc, _clean(entry.get("name", "")))
+        self._walk(entry, count, acc, 0, {entry.get("id", "")}, _clean(entry.get("name", "")))
+        return acc
+
+    def _own_profiles(self, node: ET.Element, link: ET.Element | None, count: int, acc: _Gear, owner: str) -> None:
+        """The weapon profiles of one entry; ``owner`` is the model or wargear entry carrying it."""
+        found = [p for p in self.index.profiles(node, link) if p.get("typeName") in _WEAPON_TYPES]
+        # the "- strike" profile where there is one (docs/profiles.md), else the first
+        chosen = next((p for p in found if _clean(p.get("name", "")).lower().endswith("- strike")), None)
+        chosen = found[0] if chosen is None and found else chosen
+        for p in found:
+            acc.items.append((p, count if p is chosen else 0, owner))
+
+    def _walk(self, node: ET.Element, count: int, acc: _Gear, depth: int, stack: set[str], owner: str) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        for child, link in self.index.children(node):
+            ident = child.get("id", "")
+            if ident in stack or _is_model(child) or _skipped(child, link):
+                continue
+            if child.tag == "selectionEntry":
+                n = count * _default_amount(child, link)
+                self._own_profiles(child, link, n, acc, owner)
+                self._walk(child, n, acc, depth + 1, stack | {ident}, _clean(child.get("name", "")))
+            else:
+                self._group(child, link, count, acc, depth, stack | {ident}, owner)
+
+    def _group(self, group: ET.Element, link: ET.Element | None, count: int, acc: _Gear, depth: int,
+               stack: set[str], owner: str) -> None:
+        members = [(c, lk) for c, lk in self.index.children(group)
+                   if not _is_model(c) and c.get("id", "") not in stack and not _skipped(c, lk)]
+        low = _bound(group, link, "min") or 0
+        amounts = [_default_amount(c, lk) if c.tag == "selectionEntry" else 0 for c, lk in members]
+        default = group.get("defaultSelectionEntryId", "") or (link.get("defaultSelectionEntryId", "")
+                                                                 if link is not None else "")
+        pick = next((i for i, (c, lk) in enumerate(members)
+                     if default and default in (c.get("id"), lk.get("id") if lk is not None else None,
+                                                lk.get("targetId") if lk is not None else None)), None)
+        if pick is not None:
+            amounts[pick] = max(amounts[pick], low - (sum(amounts) - amounts[pick]), 1)
+        elif low > sum(amounts) and members and count > 0:
+            amounts[0] += low - sum(amounts)
+            acc.guessed.append(f"{group.get('name', '')}: took {members[0][0].get('name', '')} (no default given)")
+        for (child, lk), n in zip(members, amounts, strict=True):
+            ident = child.get("id", "")
+            if child.tag == "selectionEntry":
+                self._own_profiles(child, lk, count * n, acc, owner)
+                self._walk(child, count * n, acc, depth + 1, stack | {ident}, _clean(child.get("name", "")))
+            else:
+                self._group(child, lk, count * max(n, 1) if n else count, acc, depth + 1, stack | {ident}, owner)
+
+    # -- abilities -----------------------------------------------------------------------------
+
+    def abilities(self, nodes: list[tuple[ET.Element, ET.Element | None]]) -> Iterator[tuple[str, str]]:
+        """(name, description) of the "Abilities" profiles and rules of the unit and its model entries."""
+        for node, link in nodes:
+            for p in self.index.profiles(node, link):
+                if p.get("typeName") == "Abilities":
+                    yield _clean(p.get("name", "")), " ".join(characteristics(p).get("Description", "").split())
+            yield from self.index.rule_names(node, link)
+
+
+def _keywords(index: Index, unit: ET.Element, link: ET.Element | None) -> list[str]:
+    """The unit's categoryLinks in capitals; ``Faction: X`` markers become the keyword ``X``."""
+    out: list[str] = []
+    for node in (link, unit):
+        if node is None:
+            continue
+        for holder in node:
+            if holder.tag != "categoryLinks":
+                continue
+            for cl in holder:
+                target = index.target(cl)
+                name = cl.get("name") or (target.get("name") if target is not None else None) or ""
+                name = " ".join(name.split())
+                if name.lower().startswith("faction:"):
+                    name = name.split(":", 1)[1].strip()
+                if name and name.upper() not in out:
+                    out.append(name.upper())
+    return sorted(out)
+
+
+def _points_type(index: Index) -> str:
+    """The id of the game system's cost type named "pts" ('' when there is none)."""
+    for cat in index.catalogues.values():
+        if cat.game_system:
+            for holder in cat.root:
+                if holder.tag == "costTypes":
+                    for ct in holder:
+                        if ct.get("name", "").strip().lower() == "pts":
+                            return ct.get("id", "")
+    return ""
+
+
+def _cost(node: ET.Element, link: ET.Element | None) -> int | None:
+    for src in (link, node):
+        if src is None:
+            continue
+        for holder in src:
+            if holder.tag == "costs":
+                for c in holder:
+                    if c.get("name", "").strip().lower() == "pts":
+                        try:
+                            return int(float(c.get("value", "")))
+                        except ValueError:
+                            return None
+    return None
+
+
+def _sizes(unit: ET.Element, link: ET.Element | None, base: int | None, min_total: int, max_total: int,
+           model_counts: dict[str, int], groups: set[str], cost_type: str,
+           alternatives: list[tuple[int, dict[str, int]]]) -> list[dict[str, int]]:
+    """[{models, points}] of each unit size the cost modifiers name, ascending.
+
+    A modifier "from N models" sets the points of sizes N up to the next such N (or the unit's
+    largest size): the size listed is the largest of that range (5 or 10 Intercessors, not 6).
+    """
+    starts: dict[int, int] = {}
+    if base is not None:
+        starts[min_total] = base
+    for src in (unit, link):
+        if src is None:
+            continue
+        for m in _modifiers(src):
+            if m.get("type") != "set" or m.get("field") not in (cost_type, "pts"):
+                continue
+            conds = list(m.iter("condition"))
+            if len(conds) != 1 or any(g.get("type") == "or" for g in m.iter("conditionGroup")):
+                continue
+            c = conds[0]
+            if c.get("field") != "selections" or c.get("type") not in ("atLeast", "greaterThan", "equalTo"):
+                continue
+            try:
+                n = int(float(c.get("value", ""))) + (1 if c.get("type") == "greaterThan" else 0)
+                value = int(float(m.get("value", "")))
+            except ValueError:
+                continue
+            child = c.get("childId", "")
+            if child == "model" or child in groups or child == unit.get("id"):
+                total = n
+            elif any(counts.get(child) == n for _, counts in alternatives):
+                total = next(t for t, counts in alternatives if counts.get(child) == n)
+            elif child in model_counts:
+                total = n + min_total - model_counts[child]
+            else:
+                continue
+            if total > min_total and total not in starts:
+                starts[total] = value
+    first = sorted(starts)
+    top = max(max_total, first[-1] if first else 0, *(t for t, _ in alternatives))
+    out = []
+    for i, n in enumerate(first):
+        size = first[i + 1] - 1 if i + 1 < len(first) else top
+        out.append({"models": size, "points": starts[n]})
+    return out
+
+
+def _modifiers(node: ET.Element) -> Iterator[ET.Element]:
+    for holder in node:
+        if holder.tag == "modifiers":
+            yield from (m for m in holder if m.tag == "modifier")
+        elif holder.tag == "modifierGroups":
+            for g in holder:
+                yield from _modifiers(g)
+
+
+def _group_ids(index: Index, unit: ET.Element) -> set[str]:
+    """Ids of the groups of a unit that hold its model entries."""
+    out: set[str] = set()
+
+    def visit(node: ET.Element, depth: int) -> None:
+        for child, _ in index.children(node):
+            if child.tag == "selectionEntryGroup" and depth < _MAX_DEPTH:
+                if any(_is_model(c) for c, _ in index.children(child)):
+                    out.add(child.get("id", ""))
+                visit(child, depth + 1)
+
+    visit(unit, 0)
+    return out
+
+
+def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element | None) -> UnitResult:
+    """The YAML-ready unit of one unit entry, with the problems met (never raises for bad data)."""
+    walker = _Walker(index)
+    name = _clean((link.get("name") if link is not None else None) or unit.get("name") or "")
+    result = UnitResult(data=None)
+    unit_profiles = [p for p in index.profiles(unit, link) if p.get("typeName") == UNIT]
+    if _is_model(unit):
+        model_list: list[tuple[ET.Element, ET.Element | None, int, list[ET.Element]]] = [(unit, link, 1, [])]
+    else:
+        model_list = walker.models(unit)
+        if not model_list and unit_profiles:
+            model_list = [(unit, link, 1, [])]
+    if not model_list:
+        result.problems.append(Problem(name, "unit", "no model entry with a default count and no statline"))
+        return result
+    weapons: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    models: list[dict[str, Any]] = []
+
+    def add_weapon(profile: ET.Element, owner: str) -> str | None:
+        wname = _clean(profile.get("name", ""))
+        try:
+            w = weapon_dict(wname, profile.get("typeName", ""), characteristics(profile))
+        except ProfileError as e:
+            what = f"weapon {wname!r}"
+            if not any(p.what == what for p in result.problems):
+                result.problems.append(Problem(name, what, e.message()))
+            return None
+        key = wname.lower()
+        if key in weapons and weapons[key] != w:
+            alt = f"{wname} ({owner})"
+            w["name"] = alt
+            key = alt.lower()
+            n = 2
+            while key in weapons and weapons[key] != w:
+                w["name"] = f"{wname} ({owner} {n})"
+                key = w["name"].lower()
+                n += 1
+        if key not in weapons:
+            weapons[key] = w
+            order.append(key)
+        return str(weapons[key]["name"])
+
+    ability_nodes: list[tuple[ET.Element, ET.Element | None]] = [(unit, link)]
+    sibling_profiles = [p for entry, elink, _n, optional in model_list if entry is not unit
+                        for node, lk in ((entry, elink), *((o, None) for o in optional))
+                        for p in index.profiles(node, lk) if p.get("typeName") == UNIT]
+    for entry, elink, count, optional in model_list:
+        profs = [p for p in index.profiles(entry, elink) if p.get("typeName") == UNIT] if entry is not unit else []
+        mname = _clean(entry.get("name", ""))
+        if not profs:
+            profs = unit_profiles
+        if not profs and sibling_profiles:
+            # a model entry without a statline of its own shares one given on another model of the unit
+            profs = sibling_profiles
+            result.assumptions.append(f"{name}: model {mname!r} has no statline of its own; it takes "
+                                      f"{_clean(_pick(profs, mname).get('name', ''))!r} of the unit")
+        if not profs:
+            result.problems.append(Problem(name, f"model {mname!r}", "no statline (no 'Unit' profile)"))
+            continue
+        prof = _pick(profs, mname)
+        try:
+            stat = statline_dict(mname, characteristics(prof))
+        except ProfileError as e:
+            result.problems.append(Problem(name, f"model {mname!r}", e.message()))
+            continue
+        if entry is not unit:
+            ability_nodes.append((entry, elink))
+        stat["count"] = count
+        gear = walker.gear(entry, elink) if entry is not unit else walker.gear(unit, link)
+        result.assumptions.extend(f"{name}: {g}" for g in gear.guessed)
+        loadout: dict[str, int] = {}
+        options: list[str] = []
+        for profile, n, owner in gear.items:
+            wname = add_weapon(profile, owner)
+            if wname is None:
+                continue
+            if n > 0:
+                loadout[wname] = loadout.get(wname, 0) + n
+            elif wname not in options:
+                options.append(wname)
+        for other in optional:
+            for profile, _n, owner in walker.gear(other, None).items:
+                wname = add_weapon(profile, owner)
+                if wname is not None and wname not in options:
+                    options.append(wname)
+        loadout = _attacks_with(loadout, weapons, options)
+        options = [o for o in options if o not in loadout]
+        stat_out: dict[str, Any] = {"name": mname, "count": count}
+        stat_out.update({k: v for k, v in stat.items() if k not in ("name", "count")})
+        if loadout:
+            stat_out["weapons"] = [k if v == 1 else {"name": k, "count": v} for k, v in loadout.items()]
+        if options:
+            stat_out["options"] = options
+        models.append(stat_out)
+    if not models:
+        if not result.problems:
+            result.problems.append(Problem(name, "unit", "no readable statline"))
+        return result
+    # the rank and file first, then sergeants and champions (stable): the order models are listed
+    # in, and the statline --target-models grows (docs/profiles.md)
+    models.sort(key=lambda m: -m["count"])
+    # unit-level wargear (outside the model entries), given to a one-model statline or as options
+    if not _is_model(unit) and not (len(model_list) == 1 and model_list[0][0] is unit):
+        top = _Gear()
+        walker._walk(unit, 1, top, 0, {unit.get("id", "")} | {m.get("id", "") for m, *_ in model_list}, name)
+        main = max(models, key=lambda m: m["count"])
+        for profile, n, owner in top.items:
+            wname = add_weapon(profile, owner)
+            if wname is None:
+                continue
+            each, rest = divmod(n, main["count"])
+            if n > 0 and rest == 0:
+                gear_list = main.setdefault("weapons", [])
+                gear_list.append(wname if each == 1 else {"name": wname, "count": each})
+            elif wname not in main.get("options", []) and not _carried(main, wname):
+                main.setdefault("options", []).append(wname)
+    abilities = list(dict.fromkeys(walker.abilities(ability_nodes)))
+    data: dict[str, Any] = {"name": name, "faction": cat.faction}
+    base = _cost(unit, link)
+    data["points"] = base
+    counts = {m.get("id", ""): n for m, _, n, _ in model_list}
+    min_total = sum(m["count"] for m in models)
+    sizes = _sizes(unit, link, base, min_total, max(walker.max_total, min_total), counts, _group_ids(index, unit),
+                   _points_type(index), walker.alternatives)
+    if len(sizes) > 1:
+        data["sizes"] = sizes
+    home = index.home.get(unit.get("id", ""), cat)
+    data["source"] = f"BSData {Path(home.file).name} entry {unit.get('id', '')}"
+    data["models"] = models
+    data.update(defences(abilities))
+    unmodelled: list[str] = []
+    unit_abilities: list[str] = data.pop("abilities", [])
+    for aname, text in abilities:
+        low = aname.lower()
+        if DAMAGE_TEXT.fullmatch(" ".join(text.replace("\xa0", " ").split())):
+            continue  # read by defences(): damage_reduction / HALF DAMAGE
+        m = _DEADLY_DEMISE.match(aname)
+        if m and "deadly_demise" not in data:
+            data["deadly_demise"] = m[1].upper()
+            continue
+        if low.startswith("invulnerable save") and "invulnerable" in data:
+            continue
+        if low.startswith("feel no pain") and "feel_no_pain" in data:
+            continue
+        if low in _DEFENSIVE_ABILITIES:
+            unit_abilities.append(_DEFENSIVE_ABILITIES[low].upper())
+            continue
+        if aname and aname not in unmodelled:
+            unmodelled.append(aname)
+    if "deadly_demise" in data:
+        try:
+            dice.parse(str(data["deadly_demise"]))
+        except ProfileError:
+            unmodelled.append(f"Deadly Demise {data.pop('deadly_demise')}")
+    if unit_abilities:
+        data["abilities"] = sorted(set(unit_abilities))
+    data["keywords"] = _keywords(index, unit, link)
+    if unmodelled:
+        data["unmodelled"] = unmodelled
+    data["weapons"] = [weapons[k] for k in order]
+    result.data = data
+    return result
+
+
+def _pick(profiles: list[ET.Element], model: str) -> ET.Element:
+    """The profile named as the model (case ignored), else the first."""
+    return next((p for p in profiles if _clean(p.get("name", "")).lower() == model.lower()), profiles[0])
+
+
+def _carried(model: dict[str, Any], wname: str) -> bool:
+    return any((w if isinstance(w, str) else w["name"]) == wname for w in model.get("weapons", []))
+
+
+def _attacks_with(loadout: dict[str, int], weapons: dict[str, dict[str, Any]], options: list[str]) -> dict[str, int]:
+    """The loadout a model attacks with: a pistol beside another ranged weapon, and every melee weapon
+    after the first, are moved to the options."""
+    def get(n: str) -> dict[str, Any]:
+        return weapons[n.lower()]
+
+    ranged = [n for n in loadout if get(n)["range"] != "melee"]
+    melee = [n for n in loadout if get(n)["range"] == "melee"]
+    pistols = [n for n in ranged if any(a.strip().lower() == "pistol" for a in get(n)["abilities"])]
+    drop: set[str] = set()
+    if pistols and len(pistols) < len(ranged):
+        drop.update(pistols)
+    drop.update(melee[1:])
+    for n in loadout:
+        if n in drop and n not in options:
+            options.append(n)
+    return {n: c for n, c in loadout.items() if n not in drop}

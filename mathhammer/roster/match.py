@@ -1,0 +1,210 @@
+"""Text-export units -> the library's units, carrying the roster's loadout.
+
+A unit is looked up by its name as :meth:`Library.find` looks names up (aliases, whole names,
+then a unique part of a name; typographic quotes made plain), first among the units of the
+roster's faction, then, by whole name only, in the whole library (an allied unit). A name that
+finds nothing is reported as "not in the library", one that finds several as ambiguous with the
+candidates: never guessed.
+
+A matched unit keeps its library statlines and weapons; its models and loadout become the
+roster's: each model group the export lists is given the statline of the same name (or the
+unit's only statline), and its weapon totals are spread over its models (:func:`.loadout.spread`).
+An item that is no weapon of the unit (a Shield Drone, a Homing beacon) is kept as wargear and
+named in the unit's notes; it is not fired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from ..errors import ProfileError
+from ..model import ModelStats, Unit, Weapon
+from ..profiles import Library
+from .loadout import spread
+from .model import Note, Roster, RosterModel, RosterUnit
+from .names import clean, key, singular_key
+
+__all__ = ["match_roster", "match_unit"]
+
+
+def match_roster(roster: Roster, lib: Library) -> Roster:
+    """The roster with every unit matched to ``lib`` (or its notes saying why not)."""
+    scope, notes = _faction_scope(roster.faction, lib)
+    entries = tuple(match_unit(e, lib, scope) for e in roster.entries)
+    return replace(roster, entries=entries, notes=roster.notes + tuple(notes))
+
+
+def _faction_scope(faction: str, lib: Library) -> tuple[Library, list[Note]]:
+    """The library's units of the roster's faction (names compared without case, apostrophes and
+    prefixes such as ``Xenos -``); the whole library when the faction is not in it."""
+    if not faction:
+        return lib, [Note(0, "the roster names no faction: units are looked up in the whole library")]
+    wanted = key(faction)
+    for name in lib.factions:
+        if key(name) == wanted or wanted.endswith(" " + key(name)):
+            return lib.only(name), []
+    return lib, [Note(0, f"faction {faction!r} has no unit in the library: units are looked up in the whole library")]
+
+
+def _spellings(name: str) -> list[str]:
+    """The name as written, with plain quotes, and with typographic ones (profiles use both)."""
+    plain = clean(name)
+    return list(dict.fromkeys([plain, name.strip(), plain.replace("'", "\u2019")]))
+
+
+def _find(name: str, lib: Library, scope: Library) -> tuple[Unit | None, str]:
+    """The library unit ``name`` names, or None and why."""
+    for where, substring in ((scope, True), (lib, False)) if scope is not lib else ((lib, True),):
+        for spelling in _spellings(name):
+            try:
+                found = where.find(spelling, "unit", substring=substring)
+            except ProfileError as e:
+                if e.what.startswith("ambiguous"):
+                    return None, f"{e.what} (not guessed: rename the unit in the export or add an alias)"
+                continue
+            if found is not None:
+                return found, ""
+    return None, "not in the library"
+
+
+def match_unit(entry: RosterUnit, lib: Library, scope: Library | None = None) -> RosterUnit:
+    """``entry`` with ``unit`` set to its library unit carrying the roster's loadout, or with a
+    note saying why it has none."""
+    found, why = _find(entry.name, lib, scope or lib)
+    if found is None:
+        return replace(entry, notes=(Note(entry.line, f"{entry.name}: {why}"), *entry.notes))
+    unit, notes = _loadout(entry, found)
+    if key(found.faction) and entry.faction and key(found.faction) != key(entry.faction) \
+            and not key(entry.faction).endswith(key(found.faction)):
+        notes.insert(0, Note(entry.line, f"matched {found.name!r} of {found.faction}, not of the roster's faction"))
+    return replace(entry, unit=unit, matched=found.name, notes=entry.notes + tuple(notes))
+
+
+class _Weapons:
+    """An export's item name -> the unit's weapons it stands for."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.exact: dict[str, list[Weapon]] = {}
+        self.single: dict[str, list[Weapon]] = {}
+        self.profiles: dict[str, list[Weapon]] = {}
+        self.carrier: dict[str, list[Weapon]] = {}
+        for w in unit.weapons:
+            for n in (w.name, *w.aliases):
+                self.exact.setdefault(key(n), []).append(w)
+                self.single.setdefault(singular_key(n), []).append(w)
+            base, dash, _ = clean(w.name).partition(" - ")
+            if dash:  # "Ion cannon - standard" / "- overcharge": profiles of one weapon
+                self.profiles.setdefault(singular_key(base), []).append(w)
+            head, paren, tail = clean(w.name).partition(" (")
+            if paren and tail.endswith(")"):  # "Twin pulse carbine (Gun Drone)": the drone's weapon
+                self.carrier.setdefault(singular_key(tail[:-1]), []).append(w)
+
+    def resolve(self, item: str) -> tuple[list[str], str]:
+        """The weapon names ``item`` stands for, and a note when a choice was made."""
+        k, s = key(item), singular_key(item)
+        for table, probe in ((self.exact, k), (self.single, s)):
+            if probe in table:
+                return [table[probe][0].name], ""
+        if s in self.profiles:
+            first, *rest = self.profiles[s]
+            return [first.name], (f"{item}: fires its first profile {first.name!r} "
+                                  f"(the others, {', '.join(w.name for w in rest)}, can be picked with --only)"
+                                  if rest else "")
+        if s in self.carrier:
+            return [w.name for w in self.carrier[s]], ""
+        carrier, with_, carried = clean(item).partition(" with ")
+        if with_:  # War Organ: "Gun drone with twin pulse carbine"
+            for part in (carrier, carried):
+                names, note = self.resolve(part)
+                if names:
+                    return names, note
+        return [], ""
+
+
+def _statline(name: str, unit: Unit) -> tuple[ModelStats, str]:
+    """The unit's statline for a model group called ``name``, and a note when it is a fallback."""
+    k, s = key(name), singular_key(name)
+    probes: list[Callable[[ModelStats], bool]] = [
+        lambda m: key(m.name) == k, lambda m: singular_key(m.name) == s,
+        lambda m: s in singular_key(m.name) or singular_key(m.name) in s]
+    for probe in probes:
+        hits = [m for m in unit.models if probe(m)]
+        if len(hits) == 1:
+            return hits[0], ""
+    if len(unit.models) == 1:
+        return unit.models[0], ""
+    words = set(s.split())
+    scored = sorted(unit.models, key=lambda m: -len(words & set(singular_key(m.name).split())))
+    return scored[0], (f"model {name!r} has no statline of that name in {unit.name!r}: "
+                       f"given {scored[0].name!r}'s")
+
+
+def _is_model(name: str, unit: Unit) -> bool:
+    """Whether a bare item of a unit names one of its models (``8x Kroot Carnivores``) or the unit."""
+    s = singular_key(name)
+    return s == singular_key(unit.name) or any(singular_key(m.name) == s for m in unit.models)
+
+
+def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
+    """``found`` with the roster's models and weapons."""
+    notes: list[Note] = []
+    weapons = _Weapons(found)
+    models = list(entry.models)
+    loose = list(entry.wargear)
+    rest = []
+    for item, n in loose:  # a bare item: a model group without a list ("8x Kroot Carnivores"), or wargear
+        if _is_model(item, found) and not weapons.resolve(item)[0]:
+            models.append(RosterModel(item, n, (), entry.line))
+        else:
+            rest.append((item, n))
+    loose = rest
+    if models and loose:  # items beside the model groups: the unit's
+        if rest:
+            first = models[0]
+            models[0] = replace(first, weapons=first.weapons + tuple(rest))
+            notes.append(Note(entry.line, f"items listed for the whole unit given to {first.name}: "
+                                          f"{', '.join(i for i, _ in rest)}"))
+        loose = []
+    groups: list[ModelStats] = []
+    unfired: dict[str, None] = {}
+    if not models:
+        if len(found.models) == 1 or not loose:
+            st = found.models[0] if len(found.models) == 1 else None
+            if st is None:  # several statlines, nothing listed
+                groups = list(found.models)
+                notes.append(Note(entry.line, "no models or weapons listed: the library's default loadout"))
+            else:
+                models = [RosterModel(st.name, entry.size or st.count, tuple(loose), entry.line)]
+        else:
+            groups = list(found.models)
+            notes.append(Note(entry.line, f"weapons listed without models for a unit of {len(found.models)} "
+                                          f"statlines: the library's default loadout is used, the list "
+                                          f"({', '.join(i for i, _ in loose)}) is not"))
+    for m in models:
+        st, why = _statline(m.name, found)
+        if why:
+            notes.append(Note(m.line or entry.line, why))
+        if not m.weapons:
+            groups.append(replace(st, name=clean(m.name), count=m.count))
+            if st.loadout:
+                notes.append(Note(m.line or entry.line, f"{m.count}x {m.name}: no weapons listed, the library's "
+                                                        "default loadout"))
+            continue
+        totals: list[tuple[str, int]] = []
+        for item, n in m.weapons:
+            names, note = weapons.resolve(item)
+            if note:
+                notes.append(Note(m.line or entry.line, note))
+            if not names:
+                unfired[clean(item)] = None
+            totals += [(w, n) for w in names]
+        groups += [replace(st, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
+    if unfired:
+        notes.append(Note(entry.line, f"not weapons of {found.name} in the library, kept as wargear (not fired): "
+                                      f"{', '.join(unfired)}"))
+    total = sum(g.count for g in groups)
+    if entry.size is not None and total != entry.size:
+        notes.append(Note(entry.line, f"the unit line says {entry.size} models, the models listed are {total}"))
+    unit = replace(found, models=tuple(groups), aliases=(), points=entry.points, attached=())
+    return unit, notes

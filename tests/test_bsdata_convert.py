@@ -1,0 +1,85 @@
+"""BSData characteristics -> the project's weapon / statline / defence dicts (mathhammer.bsdata.convert)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mathhammer.bsdata.convert import defences, statline_dict, weapon_dict
+from mathhammer.errors import ProfileError
+from mathhammer.notation import parse_ability
+
+RANGED = {"Range": '24"', "A": "2", "BS": "3+", "S": "4", "AP": "-1", "D": "1", "Keywords": "Assault, Heavy"}
+
+
+def test_ranged_weapon() -> None:
+    assert weapon_dict("Bolt rifle", "Ranged Weapons", RANGED) == {
+        "name": "Bolt rifle", "range": 24, "A": "2", "BS": 3, "S": 4, "AP": -1, "D": "1",
+        "abilities": ["Assault", "Heavy"], "unmodelled": []}
+
+
+def test_melee_weapon_dash_ap_and_dice() -> None:
+    w = weapon_dict("Claws", "Melee Weapons",
+                    {"Range": "Melee", "A": "2d6+2", "WS": "4+", "S": "5", "AP": "-", "D": "D3", "Keywords": "-"})
+    assert w == {"name": "Claws", "range": "melee", "A": "2D6+2", "WS": 4, "S": 5, "AP": 0, "D": "D3",
+                 "abilities": [], "unmodelled": []}
+
+
+def test_abilities_split_into_modelled_and_text() -> None:
+    w = weapon_dict("Harpoon", "Ranged Weapons", {**RANGED, "Keywords": "Anti-fly 2, Harpooned, Sustained hits 1"})
+    assert w["abilities"] == ["Anti-fly 2", "Sustained hits 1"]
+    assert w["unmodelled"] == ["Harpooned"]
+    for a in w["abilities"]:
+        parse_ability(a)  # the project's notation reads every kept ability
+    with pytest.raises(ProfileError):
+        parse_ability("Harpooned")
+
+
+def test_torrent_without_bs_is_null_otherwise_an_error() -> None:
+    flamer = weapon_dict("Flamer", "Ranged Weapons", {**RANGED, "BS": "N/A", "Keywords": "Ignores Cover, Torrent"})
+    assert flamer["BS"] is None
+    with pytest.raises(ProfileError, match="only for a TORRENT weapon"):
+        weapon_dict("Odd", "Ranged Weapons", {**RANGED, "BS": "N/A"})
+
+
+@pytest.mark.parametrize(("key", "value", "match"), [
+    ("S", "*", "S: expected a whole number"),
+    ("S", "2D6", "S: expected a whole number"),
+    ("S", "101", "S: expected a whole number"),
+    ("AP", "-11", "AP"),
+    ("AP", "+1", "AP"),
+    ("D", "D7", "D:"),
+    ("Range", "N/A", "without a range"),
+    ("BS", "1+", "BS: expected 2"),
+])
+def test_values_outside_the_limits_are_errors(key: str, value: str, match: str) -> None:
+    with pytest.raises(ProfileError, match=match) as e:
+        weapon_dict("Gun", "Ranged Weapons", {**RANGED, key: value})
+    assert e.value.where.startswith("Gun")
+
+
+def test_statline() -> None:
+    chars = {"M": '20"+', "T": "4", "SV": "3+", "W": "2", "LD": "6+", "OC": "1"}
+    assert statline_dict("Bike", chars) == {"name": "Bike", "M": 20, "T": 4, "Sv": 3, "W": 2, "Ld": 6, "OC": 1}
+    assert "M" not in statline_dict("Fort", {**chars, "M": "-"})
+    with pytest.raises(ProfileError, match="W"):
+        statline_dict("X", {**chars, "W": "0"})
+
+
+@pytest.mark.parametrize(("abilities", "expected"), [
+    ([("Invulnerable Save", "This model has a 4+ invulnerable save.")],
+     {"invulnerable": {"save": 4, "ranged_only": False}}),
+    ([("Invulnerable Save (5+*)", "This model has a 5+ invulnerable save against ranged attacks.")],
+     {"invulnerable": {"save": 5, "ranged_only": True}}),
+    ([("Invulnerable Save", "5+")], {"invulnerable": {"save": 5, "ranged_only": False}}),
+    # different saves against ranged and melee: the worse one, against everything
+    ([("Invulnerable Save", "This unit has a 6+ Invulnerable save against ranged attacks, and 4+ Invulnerable "
+                            "save against melee attacks.")], {"invulnerable": {"save": 6, "ranged_only": False}}),
+    ([("Feel No Pain 5+", "")], {"feel_no_pain": 5}),
+    ([("Battle-scarred", "Models in this unit have the Feel No Pain 6+ ability.")], {"feel_no_pain": 6}),
+    # conditional Feel No Pain is not the unit's
+    ([("Advanced Armour", "Models in this unit have the Feel No Pain 4+ ability against mortal wounds.")], {}),
+    ([("Sanguinary Priest", "While this model is leading a unit, models in that unit have the Feel No Pain 5+ "
+                            "ability")], {}),
+])
+def test_defences(abilities: list[tuple[str, str]], expected: dict[str, object]) -> None:
+    assert defences(abilities) == expected

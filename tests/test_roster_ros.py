@@ -1,0 +1,181 @@
+"""BattleScribe rosters (.ros/.rosz): units built from the profiles the file carries, counts,
+points, enhancements; bad files. Expected values are read by hand from the XML."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mathhammer.errors import ProfileError
+from mathhammer.roster import load_roster
+from mathhammer.roster.model import Roster, RosterUnit
+
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "rosters-prettyscribe"
+needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason="the shared .rosz samples are not here")
+
+
+def _named(r: Roster, name: str) -> list[RosterUnit]:
+    return [e for e in r.entries if e.name == name]
+
+
+def _chars(**kw: str) -> str:
+    return "<characteristics>" + "".join(f'<characteristic name="{k}">{v}</characteristic>' for k, v in kw.items()) \
+        + "</characteristics>"
+
+
+def _weapon(name: str, kind: str = "Ranged Weapons", **kw: str) -> str:
+    return f'<profiles><profile name="{name}" typeName="{kind}">{_chars(**kw)}</profile></profiles>'
+
+
+ROS = f"""<?xml version="1.0" encoding="utf-8"?>
+<roster name="Test" xmlns="http://www.battlescribe.net/schema/rosterSchema">
+ <costs><cost name="pts" value="150.0"/></costs>
+ <forces><force catalogueName="Xenos - Testers">
+  <selections>
+   <selection id="s-1" name="Battle Size" type="upgrade"/>
+   <selection id="u-1" name="Test Squad" number="1" type="unit">
+    <costs><cost name="pts" value="120.0"/></costs>
+    <categories><category name="Faction: Testers"/><category name="Infantry" primary="true"/></categories>
+    <profiles>
+     <profile name="Test Squad" typeName="Unit">{_chars(M='6"', T="4", SV="3+", W="2", LD="6+", OC="2")}</profile>
+     <profile name="Invulnerable Save" typeName="Abilities">{_chars(Description="Models in this unit have a 5+ invulnerable save.")}</profile>
+     <profile name="Odd Trick" typeName="Abilities">{_chars(Description="Something the engine does not model.")}</profile>
+    </profiles>
+    <selections>
+     <selection id="m-1" name="Trooper" number="4" type="model">
+      <selections>
+       <selection id="w-1" name="Gun" number="4" type="upgrade">{_weapon("Gun", Range='24"', A="2", BS="3+", S="4", AP="-1", D="1", Keywords="Rapid Fire 1")}</selection>
+       <selection id="w-2" name="Big gun" number="1" type="upgrade">{_weapon("Big gun", Range='36"', A="D6", BS="4+", S="9", AP="-2", D="3", Keywords="Blast, Conversion")}</selection>
+      </selections>
+     </selection>
+     <selection id="m-2" name="Sergeant" number="1" type="model">
+      <selections>
+       <selection id="w-3" name="Gun" number="1" type="upgrade"/>
+       <selection id="w-4" name="Blade" number="1" type="upgrade">{_weapon("Blade", "Melee Weapons", Range="Melee", A="3", WS="3+", S="5", AP="-2", D="1", Keywords="-")}</selection>
+      </selections>
+     </selection>
+    </selections>
+   </selection>
+   <selection id="u-2" name="Boss" number="1" type="model">
+    <costs><cost name="pts" value="30.0"/></costs>
+    <profiles><profile name="Boss" typeName="Unit">{_chars(M='6"', T="5", SV="2+", W="5", LD="6+", OC="1")}</profile></profiles>
+    <selections>
+     <selection id="w-5" name="2 Twin guns" number="1" type="upgrade">{_weapon("Twin gun", Range='18"', A="3", BS="2+", S="5", AP="0", D="1", Keywords="Twin-linked")}</selection>
+     <selection id="e-1" name="Shiny Relic" number="1" type="upgrade"><costs><cost name="pts" value="20.0"/></costs>{_weapon("Shiny Relic", "Abilities", Description="+1 to everything")}</selection>
+     <selection id="wl" name="Warlord" number="1" type="upgrade"/>
+    </selections>
+   </selection>
+  </selections>
+ </force></forces>
+</roster>
+"""
+
+
+def _write(tmp_path: Path, name: str, text: str, zipped: bool = False) -> Path:
+    path = tmp_path / name
+    if zipped:
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("inner.ros", text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("zipped", [False, True])
+def test_a_small_roster(tmp_path: Path, zipped: bool) -> None:
+    r = load_roster(_write(tmp_path, "t.rosz" if zipped else "t.ros", ROS, zipped))
+    assert (r.format, r.name, r.faction, r.points) == ("rosz" if zipped else "ros", "Test", "Testers", 150)
+    squad, boss = r.entries
+    assert (squad.name, squad.points, squad.faction) == ("Test Squad", 120, "Testers")
+    assert [(m.name, m.count, dict(m.weapons)) for m in squad.models] == [
+        ("Trooper", 4, {"Gun": 4, "Big gun": 1}), ("Sergeant", 1, {"Gun": 1, "Blade": 1})]
+    u = squad.unit
+    assert u is not None and u.invulnerable == 5 and u.keywords == {"INFANTRY"}
+    # 4 Troopers with 1 Big gun: one Trooper carries it, three do not; the Sergeant's Gun has no
+    # profile of its own and takes the file's "Gun"
+    assert [(m.name, m.count, m.loadout) for m in u.models] == [
+        ("Trooper", 1, (("Gun", 1), ("Big gun", 1))), ("Trooper", 3, (("Gun", 1),)),
+        ("Sergeant", 1, (("Gun", 1), ("Blade", 1)))]
+    assert {m.toughness for m in u.models} == {4} and u.models[0].save == 3 and u.models[0].wounds == 2
+    big = next(w for w in u.weapons if w.name == "Big gun")
+    assert big.unmodelled == ("Conversion",) and str(big.attacks) == "D6"
+    assert "Odd Trick" in u.unmodelled
+    assert u.source.startswith("roster t.ros") and u.source.endswith(f"line {squad.line}") and squad.line == 7
+    assert boss.points == 50 and boss.warlord and boss.enhancements == ("Shiny Relic",)
+    assert boss.unit is not None and boss.unit.models[0].loadout == (("Twin gun", 2),)  # "2 Twin guns"
+    assert any("has no profile here" in n.text for n in squad.notes)
+
+
+def test_corrupt_zip(tmp_path: Path) -> None:
+    path = tmp_path / "broken.rosz"
+    path.write_bytes(b"PK\x03\x04 this is not a zip")
+    with pytest.raises(ProfileError, match="corrupt") as e:
+        load_roster(path)
+    assert e.value.where == str(path)
+
+
+def test_xml_that_is_not_a_roster(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="not a BattleScribe roster"):
+        load_roster(_write(tmp_path, "x.ros", '<?xml version="1.0"?><catalogue name="c"/>'))
+
+
+def test_entities_are_refused(tmp_path: Path) -> None:
+    bomb = '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]><roster>&b;</roster>'
+    with pytest.raises(ProfileError, match="DOCTYPE or ENTITY"):
+        load_roster(_write(tmp_path, "bomb.ros", bomb))
+
+
+def test_a_roster_with_no_unit(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="no unit"):
+        load_roster(_write(tmp_path, "e.ros", '<roster name="e"><forces><force/></forces></roster>'))
+
+
+@needs_samples
+def test_necrons_sample() -> None:
+    r = load_roster(SAMPLES / "necrons-10e.rosz")
+    assert (r.format, r.points, r.faction) == ("rosz", 1205, "Necrons")
+    assert [(e.name, e.points) for e in r.entries] == [("Overlord", 85), ("Tesseract Vault", 425),
+                                                       ("The Silent King", 470), ("Doom Scythe", 225)]
+    assert all(e.ok for e in r.entries)
+    vault = _named(r, "Tesseract Vault")[0].unit
+    assert vault is not None
+    [m] = vault.models
+    assert (m.toughness, m.save, m.wounds, m.move) == (12, 2, 24, 7) and vault.invulnerable == 4
+    assert dict(m.loadout)["Tesla sphere"] == 4
+    sphere = next(w for w in vault.weapons if w.name == "Tesla sphere")
+    assert (str(sphere.attacks), sphere.skill, sphere.strength, sphere.ap, sphere.range_inches) == ("6", 3, 7, 0, 24)
+    king = _named(r, "The Silent King")[0]
+    assert king.warlord and king.unit is not None
+    assert [(m.name, m.count, m.wounds) for m in king.unit.models] == [("Szarekh", 1, 16), ("Triarchal Menhir", 2, 5)]
+
+
+@needs_samples
+def test_ultramarines_sample() -> None:
+    r = load_roster(SAMPLES / "ultramarines-10e.rosz")
+    assert r.points == 810 and len(r.entries) == 10 and all(e.ok for e in r.entries)
+    names = [u.name for u in r.units()]
+    assert names.count("Assault Intercessor Squad") == 1 and "Assault Intercessor Squad (2)" in names
+    impulsor = _named(r, "Impulsor")[0].unit
+    assert impulsor is not None and dict(impulsor.models[0].loadout)["Fragstorm Grenade Launcher"] == 2
+    outriders = _named(r, "Outrider Squad")[0]
+    assert outriders.points == 105 and outriders.unit is not None and outriders.unit.model_count == 3
+    assert _named(r, "Primaris Captain")[0].warlord
+
+
+@needs_samples
+def test_votann_sample() -> None:
+    r = load_roster(SAMPLES / "lov-leviathan-v0102.rosz")
+    assert r.points == 965 and all(e.ok for e in r.entries)
+    champion = _named(r, "Einhyr Champion")[0]
+    assert champion.points == 80 and champion.enhancements == ("Appraising Glare",) and champion.warlord
+    warriors = _named(r, "Hearthkyn Warriors")[0]
+    assert warriors.unit is not None and warriors.unit.model_count == 10
+    theyn = next(m for m in warriors.unit.models if m.name == "Theyn")
+    assert dict(theyn.loadout) == {"Close combat weapon": 1, "Ion blaster": 1, "Etacarn plasma pistol": 1}
+    sagitaur = _named(r, "Sagitaur")[0].unit
+    assert sagitaur is not None
+    assert dict(sagitaur.models[0].loadout) == {"Armoured wheels": 1, "Twin bolt cannon": 1,
+                                                "Sagitaur missile launcher": 1, "L7 missile launcher - blast": 1}
+    assert {"L7 missile launcher - blast", "L7 missile launcher - focused"} <= {w.name for w in sagitaur.weapons}
