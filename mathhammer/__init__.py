@@ -9,9 +9,9 @@ The kernel only compares dice against the tables; the CLI only parses, calls and
 
 __version__ = "0.2.0"
 
-__all__ = ["Attack", "__version__", "build", "library", "roster", "run", "run_attack", "target", "with_rosters"]
+__all__ = ["Attack", "__version__", "build", "library", "read_roster", "run", "run_attack", "target", "with_rosters"]
 
-_API = ("Attack", "build", "library", "roster", "run", "run_attack", "target", "with_rosters")
+_API = ("Attack", "build", "library", "read_roster", "run", "run_attack", "target", "with_rosters")
 
 
 def __getattr__(name: str) -> object:

@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING, Any
 from .errors import InputError, MatchupError
 from .limits import MAX_ATTACKING_MODELS
 from .model import Allocation, Context, Matchup, Method, Unit, WeaponGroup
-from .profiles import Library
+from .profiles import Layered, Library
 from .resolve import ResolvedTarget
 from .result import DamageResult
 
 if TYPE_CHECKING:
     from .roster.model import Roster
 
-__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "roster", "run", "run_attack",
-           "target", "with_rosters"]
+__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "read_roster", "run",
+           "run_attack", "target", "with_rosters"]
 
 #: Situation flags and modifiers a caller may give (Context fields, ``models`` for
 #: ``firing_models``); ``melee`` is chosen by ``build(melee=...)``.
@@ -68,7 +68,7 @@ def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True, roster
     return lib if faction is None else lib.only(faction)
 
 
-def roster(path: str | Path, *, lib: Library | None = None) -> Roster:
+def read_roster(path: str | Path, *, lib: Library | None = None) -> Roster:
     """A roster file (.ros/.rosz, or the text an army app exports) as understood: its units
     with the loadouts, leaders and points listed (``Roster.units()``), and what could not be
     matched to ``lib`` (default: :func:`library`) and why.
@@ -82,17 +82,34 @@ def roster(path: str | Path, *, lib: Library | None = None) -> Roster:
 
 
 def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Library:
-    """``lib`` with the units of ``rosters`` (files, or rosters read by :func:`roster`) over it:
-    aliases and whole names are looked up in the rosters first, then in ``lib``, then parts of
-    names in the same order. Units that a text roster could not match are left out
-    (:func:`roster` lists them)."""
+    """``lib`` with the units of ``rosters`` (files, or rosters read by :func:`read_roster`) over
+    it: aliases and whole names are looked up in the rosters first, then in ``lib``, then parts
+    of names in the same order (ruling M53). A unit name already taken by an earlier roster gets
+    the file's name (``Commander Farsight [list-2.txt]``). Units that a text roster could not
+    match are left out (:func:`read_roster` lists them); what a roster unit carries but cannot
+    fire is a note that :func:`build` passes on.
+
+    Raises:
+        ProfileError: a roster file that cannot be read.
+    """
     if not rosters:
         return lib
-    from .profiles import Layered
     from .profiles import Library as Plain
 
-    units = [u for r in rosters for u in (r if not isinstance(r, (str, Path)) else roster(r, lib=lib)).units()]
-    return Layered(Plain(units), lib)
+    units: list[Unit] = []
+    notes: dict[str, tuple[str, ...]] = {}
+    for army in (r if not isinstance(r, (str, Path)) else read_roster(r, lib=lib) for r in rosters):
+        taken = {u.name.lower() for u in units}
+        rename = {e.unit.name: f"{e.unit.name} [{Path(army.file).name}]" for e in army.entries
+                  if e.unit is not None and e.unit.name.lower() in taken}
+        for e in army.entries:
+            if e.unit is None:
+                continue
+            unit = replace(e.unit, name=rename.get(e.unit.name, e.unit.name),
+                           attached=tuple(rename.get(a, a) for a in e.unit.attached))
+            units.append(unit)
+            notes[unit.name] = tuple(n.text for n in e.notes)
+    return Layered(Plain(units), lib, notes=notes)
 
 
 def target(text: str, *, lib: Library | None = None, target_models: int | None = None,
@@ -153,6 +170,8 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
     if not texts:
         raise InputError("no weapon given", where="weapon", value="")
     found, attacker, weapon_notes = resolve_weapons(lib, texts, melee=melee, only=tuple(only), exclude=tuple(exclude))
+    if attacker is not None and isinstance(lib, Layered):  # what the roster lists but cannot fire
+        weapon_notes = (*weapon_notes, *(f"{attacker.name} (roster): {n}" for n in lib.roster_notes(attacker)))
     resolved = _resolve(lib, target, target_models, wounds_left, allocation) if isinstance(target, str) else target
     matchup, merged = _matchup(found, attacker, resolved, {**options, "firing_models": _count(models), "melee": melee})
     return Attack(matchup, weapon_notes + resolved.notes, resolved.explain + merged)

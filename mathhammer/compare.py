@@ -297,21 +297,20 @@ def _units(text: str, lib: Any, where: str, line: int) -> tuple[tuple[str, ...],
     return tuple(texts), (total if known else None)
 
 
-def roster_rows(rosters: Sequence[Any]) -> Sheet:
-    """The rows ``compare --roster`` ranks: every unit of the rosters (read by
-    :func:`mathhammer.api.roster`) that reached the engine, in the files' order, once for its
-    shooting (if its loadout has a ranged weapon) and once for its fighting (a melee weapon),
-    each at the points the roster lists for it."""
+def roster_rows(units: Sequence[Any], where: str) -> Sheet:
+    """The rows ``compare --roster`` ranks: every roster unit that reached the engine (as
+    :func:`mathhammer.api.with_rosters` names them), in the files' order, once for its shooting
+    (if its loadout has a ranged weapon) and once for its fighting (a melee weapon), each at the
+    points the roster lists for it (ruling M55)."""
     rows: list[Row] = []
-    for army in rosters:
-        for unit in army.units():
-            carried = {name for name, _ in unit.loadout()}
-            kinds = {w.range_inches is None for w in unit.weapons if w.name in carried}
-            for melee in (False, True):
-                if melee in kinds:
-                    rows.append(Row(len(rows) + 1, f"{unit.name}: {'fight' if melee else 'shoot'}",
-                                    (f"1x {unit.name}",), unit.points, options=(("models", 1), ("melee", melee))))
-    return Sheet(tuple(rows), (), len(rows), " + ".join(army.file for army in rosters))
+    for unit in units:
+        carried = {name for name, _ in unit.loadout()}
+        kinds = {w.range_inches is None for w in unit.weapons if w.name in carried}
+        for melee in (False, True):
+            if melee in kinds:
+                rows.append(Row(len(rows) + 1, f"{unit.name}: {'fight' if melee else 'shoot'}",
+                                (f"1x {unit.name}",), unit.points, options=(("models", 1), ("melee", melee))))
+    return Sheet(tuple(rows), (), len(rows), where)
 
 
 class _Cells:
@@ -504,8 +503,9 @@ class Comparison:
                  jobs: int | None = None, profiles: Sequence[str | Path] = (), keep_going: bool = False,
                  name: str | None = None, rosters: Sequence[str | Path] = (),
                  target_rosters: Sequence[str | Path] = ()) -> None:
-        from .api import library, roster, with_rosters
+        from .api import library, read_roster, with_rosters
         from .engine.montecarlo import check_trials
+        from .profiles import Layered
 
         check_trials(trials)
         if jobs is not None and jobs < 1:
@@ -515,14 +515,19 @@ class Comparison:
 
             seed = draw_seed()
         base = library(profiles)
-        armies = [roster(p, lib=base) for p in rosters]
+        armies = [read_roster(p, lib=base) for p in rosters]
         lib = with_rosters(base, armies)
         if source is None:
             if not rosters:
                 raise InputError("give a CSV file, or --roster to rank the units of a roster", where="compare")
-            sheet = roster_rows(armies)
+            units = lib.roster_units if isinstance(lib, Layered) else ()
+            sheet = roster_rows(units, " + ".join(army.file for army in armies))
         else:
             sheet = read_rows(source, lib=lib, name=name)
+        #: units of the rosters that cannot be ranked (not matched to a profile), with the reason
+        self.warnings = tuple(f"{army.file}: line {e.line}: {e.name}: not ranked: "
+                              + ("; ".join(n.text for n in e.notes) or "not matched to a profile")
+                              for army in armies for e in army.entries if e.unit is None)
         self.where = sheet.where
         rows, target_errors = check_targets(targets, sheet.rows, lib=with_rosters(base, target_rosters),
                                             where=self.where)

@@ -129,7 +129,8 @@ def _json(args: list[str]) -> dict:
 
 def test_shoot_with_a_roster_fires_the_unit_as_listed(shared_data: Path) -> None:
     roster = shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt"
-    doc = _json(["shoot", "--roster", str(roster), "crisis sunforge", "-t", "knight", "--exact", "--format", "json"])
+    doc = _json(["shoot", "--roster", str(roster), "crisis sunforge battlesuits", "-t", "knight", "--exact",
+                 "--format", "json"])
     # gwapp-tau.txt lines 17-29: a Shas'vre with 2 Fusion blasters and two Shas'ui with 4 between
     # them: 6 Fusion blasters (12" A1 BS4+ S9 AP-4 D D6 [MELTA 2]). Against the Knight Paladin
     # (T11 Sv3+, 5+ invulnerable against ranged attacks), not at half range: hit 1/2, S9 < T11
@@ -151,10 +152,17 @@ def test_a_roster_unit_fires_its_listed_wargear_not_the_datasheet_default(shared
     assert r.exit_code == 1 and "ranged" in r.output
 
 
-def test_a_library_alias_finds_the_rosters_unit_and_its_attached_leader(shared_data: Path) -> None:
-    roster = shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt"
-    # "crisis sunforge" is the library's alias of Crisis Sunforge Battlesuits; with the roster it
-    # is the roster's team, led by Commander Farsight ("Attached Unit 1", lines 9-29)
+def test_a_library_alias_finds_the_rosters_unit_and_its_attached_leader(tmp_path: Path, shared_data: Path) -> None:
+    full = (shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt").read_text(encoding="utf-8")
+    # "crisis sunforge" is the library's alias of Crisis Sunforge Battlesuits; the list holds three
+    # such teams (lines 17, 109, 131 of gwapp-tau.txt), so the alias is ambiguous there ...
+    r = runner.invoke(app, ["shoot", "A10 BS3+ S5 AP-1 D2", "--target-roster",
+                            str(shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt"), "-t", "crisis sunforge"])
+    assert r.exit_code == 1 and "the roster has 3" in r.output
+    # ... while in a list of the first "Attached Unit" alone (Commander Farsight leading one team,
+    # lines 1-29) it is that team, with its Leader
+    roster = tmp_path / "one-team.txt"
+    roster.write_text("\n".join(full.splitlines()[:29]) + "\n", encoding="utf-8")
     doc = _json(["shoot", "A10 BS3+ S5 AP-1 D2", "--target-roster", str(roster), "-t", "crisis sunforge", "--exact",
                  "--format", "json"])
     groups = [(g["name"], g["models"], g["leader"]) for g in doc["groups"]]
@@ -197,3 +205,33 @@ def test_compare_ranks_every_unit_of_a_roster(shared_data: Path) -> None:
 def test_compare_needs_a_file_or_a_roster() -> None:
     r = runner.invoke(app, ["compare", "-t", "knight"])
     assert r.exit_code == 1 and "--roster" in r.output
+
+
+def test_two_rosters_with_the_same_unit_names_can_be_used_together(tmp_path: Path, shared_data: Path) -> None:
+    roster = shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt"
+    from mathhammer.api import library
+
+    lib = library(use_env=False, rosters=[roster, roster])
+    names = [u.name for u in lib.roster_units]  # type: ignore[attr-defined]
+    assert len(names) == len(set(names))
+    # the second file's units carry its name, and its Bodyguard names its own Leader
+    second = lib.find("Crisis Sunforge Battlesuits [gwapp-tau.txt]", "unit")
+    assert second.attached == ("Commander Farsight [gwapp-tau.txt]",)
+
+
+def test_what_the_roster_cannot_fire_is_said_when_its_unit_fires(tmp_path: Path, shared_data: Path) -> None:
+    roster = shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt"
+    r = runner.invoke(app, ["shoot", "--roster", str(roster), "crisis sunforge battlesuits", "-t", "knight",
+                            "--exact"])
+    # its Shas'ui carry Gun Drones and Shield Drones (lines 24-29), which it cannot fire (ruling M54)
+    assert r.exit_code == 0 and "Warning: Crisis Sunforge Battlesuits (roster): not weapons of" in r.stderr
+
+
+def test_compare_names_the_roster_units_it_cannot_rank(tmp_path: Path) -> None:
+    roster = tmp_path / "list.txt"
+    roster.write_text("Test (200 points)\n\nT’au Empire\nIncursion (1000 points)\n\nOTHER DATASHEETS\n\n"
+                      "Tidewall Gunrig (90 points)\n  • 1x Supremacy railgun\n\n"
+                      "Blorpside Battlesuits (80 points)\n  • 1x Heavy rail rifle\n", encoding="utf-8")
+    r = runner.invoke(app, ["compare", "--roster", str(roster), "-t", "knight", "--exact"])
+    assert r.exit_code == 0, r.output
+    assert "line 11: Blorpside Battlesuits: not ranked" in r.stderr and "Tidewall Gunrig: shoot" in r.stdout

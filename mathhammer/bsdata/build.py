@@ -86,6 +86,9 @@ def import_files(paths: Sequence[Path], *, faction: str | None = None) -> Import
             have = ", ".join(sorted(by_faction)) or "none"
             raise ProfileError("no such faction in the files", where="--faction", value=faction,
                                hint=f"factions found: {have}")
+    if not any(f.units for f in factions):
+        raise ProfileError("no unit in the files", where=", ".join(str(p) for p in paths)[:200],
+                           hint="give the faction catalogues (.cat) as well as the game system (.gst)")
     for f in factions:
         _unique_names(f)
     return Imported(factions=factions, files=[c.file for c in loaded.named])

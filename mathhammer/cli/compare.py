@@ -22,6 +22,7 @@ from ._io import (
     progress,
     report,
     save_view,
+    warn,
 )
 
 FileArg = Annotated[str | None, typer.Argument(
@@ -76,6 +77,8 @@ def compare(
     chosen = o.chosen_method(exact, method)
     run = Comparison(file, target or (), method=chosen, trials=trials, seed=seed, jobs=jobs, profiles=profiles or (),
                      keep_going=keep_going, rosters=roster or (), target_rosters=target_roster or ())
+    for message in run.warnings:
+        warn(message)
     for e in run.errors:
         report(e)
     records: list[dict[str, Any]] = []  # kept only for a table or a picture

@@ -67,17 +67,12 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
     base = library(profiles or ())
     lib = with_rosters(base, run["roster"] or ())
     lib = lib if run["faction"] is None else lib.only(run["faction"])
-    where: Any = target
-    if lib is not base:  # the target is looked up without the attacker's roster and faction
-        where = api_target(target, lib=with_rosters(base, run["target_roster"] or ()),
-                           target_models=run["target_models"], wounds_left=run["wounds_left"],
-                           allocation=run["allocation"])
-    elif run["target_roster"]:
-        lib = with_rosters(base, run["target_roster"])
-    shape = {} if where is not target else {"target_models": run["target_models"], "wounds_left": run["wounds_left"],
-                                            "allocation": run["allocation"]}
-    attack = build(weapons, where, melee=melee, models=flags["firing_models"], only=run["only"] or (),
-                   exclude=run["exclude"] or (), lib=lib, **shape, **situation)
+    # the target is looked up in the library and --target-roster only (never the attacker's
+    # roster or --faction)
+    aim = api_target(target, lib=with_rosters(base, run["target_roster"] or ()), target_models=run["target_models"],
+                     wounds_left=run["wounds_left"], allocation=run["allocation"])
+    attack = build(weapons, aim, melee=melee, models=flags["firing_models"], only=run["only"] or (),
+                   exclude=run["exclude"] or (), lib=lib, **situation)
     with live_compile_status():  # a first-run compile counts its seconds on a terminal
         result = run_attack(attack, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"],
                             stages=run["stages"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -271,9 +271,19 @@ class Layered(Library):
     Paladin when the roster holds only a "Knight Warden".
     """
 
-    def __init__(self, top: Library, base: Library) -> None:
+    def __init__(self, top: Library, base: Library, notes: Mapping[str, tuple[str, ...]] | None = None) -> None:
         self._top, self._base = top, base
+        self._notes = dict(notes or {})
         self._index, self._scope = base._index, base._scope  # for what a subclass does not override
+
+    @property
+    def roster_units(self) -> tuple[Unit, ...]:
+        """The units over the library (a roster's), in their order."""
+        return self._top.units
+
+    def roster_notes(self, unit: Unit) -> tuple[str, ...]:
+        """What the roster says about one of its units (wargear it cannot fire, profiles chosen)."""
+        return self._notes.get(unit.name, ()) if self._top.unit_named(unit.name) is unit else ()
 
     @property
     def units(self) -> tuple[Unit, ...]:
@@ -295,7 +305,7 @@ class Layered(Library):
             if base is None:
                 raise
             return base
-        return top if base is None else Layered(top, base)
+        return top if base is None else Layered(top, base, self._notes)
 
     def find(self, query: str, kind: str, *, substring: bool = True, faction: str | None = None) -> Any:
         if faction is not None:
@@ -313,7 +323,12 @@ class Layered(Library):
         datasheet's name), so that the library's aliases (``crisis sunforge``) find it too."""
         if kind != "unit" or found is None:
             return found
-        return self._top.unit_named(found.name) or found
+        name = found.name
+        mine = [u.name for u in self._top.units if u.name == name or u.name.startswith((f"{name} (", f"{name} ["))]
+        if len(mine) > 1:
+            raise ProfileError(f"ambiguous unit name, the roster has {len(mine)}: {', '.join(mine)}", where="unit",
+                               value=name, hint=f"name one, e.g. {mine[1]!r}")
+        return self._top.unit_named(mine[0]) if mine else found
 
     def unknown(self, query: str, kinds: tuple[str, ...]) -> ProfileError:
         return self._base.unknown(query, kinds)
