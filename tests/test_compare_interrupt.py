@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from .child_signals import sigint_as_ctrl_c
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
 
 
@@ -32,7 +34,7 @@ def test_ctrl_c_leaves_whole_records(tmp_path: Path, fmt: str, method: str) -> N
     # unbuffered and binary: readline takes exactly one line, and communicate() (which reads
     # the pipe itself) gets every byte after it (a buffered reader would keep some back)
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                            env={**os.environ, "NO_COLOR": "1"})
+                            env={**os.environ, "NO_COLOR": "1"}, preexec_fn=sigint_as_ctrl_c)
     assert proc.stdout is not None
     first = proc.stdout.readline()  # the run is under way and streaming
     lines = [first] + ([proc.stdout.readline()] if fmt == "csv" else [])

@@ -43,6 +43,8 @@ from mathhammer.render.records import (
 from mathhammer.render.stream import RawJSON, RecordWriter, csv_field, flatten, json_text, open_records
 from mathhammer.result import DamageResult, Distribution
 
+from .child_signals import sigint_as_ctrl_c
+
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
 MC = ["shoot", "railgun", "-t", "knight", "--trials", "2000", "--seed", "9"]
 
@@ -319,7 +321,7 @@ def _interrupt(fmt: str, mode: str) -> tuple[int, bytes]:
     """Start the writer, stop reading once a few records are out (so that it blocks in the
     middle of writing one), send SIGINT, then read everything it wrote."""
     child = subprocess.Popen([sys.executable, "-c", _CHILD, fmt, mode], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL)
+                             stderr=subprocess.DEVNULL, preexec_fn=sigint_as_ctrl_c)
     assert child.stdout is not None
     out = b""
     while out.count(b"\n") < 4:

@@ -21,6 +21,8 @@ from typer.testing import CliRunner
 from mathhammer.cli import app
 from mathhammer.limits import MAX_ATTACKING_MODELS, MAX_DAMAGE_MOD, MAX_ROLL_MOD, MAX_TARGET_MODELS
 
+from .child_signals import sigint_as_ctrl_c
+
 runner = CliRunner()
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
 PY = [sys.executable, "-m", "mathhammer"]
@@ -336,7 +338,7 @@ def test_ctrl_c_is_one_line_and_exit_130(after: str | float) -> None:
     finishes, so the signal lands at a known point), or 1.5 s into a long run."""
     p = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "mathhammer", "shoot", "railgun", "-t", "knight",
                           "--trials", "1000000000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env={**os.environ, "NO_COLOR": "1"})
+                         env={**os.environ, "NO_COLOR": "1"}, preexec_fn=sigint_as_ctrl_c)
     assert p.stderr is not None
     if isinstance(after, str):
         for line in p.stderr:
