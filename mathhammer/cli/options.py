@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -211,3 +212,15 @@ def chosen_method(exact: bool, method: Method | None) -> Method:
         raise InputError("--exact means --method exact", where="--method", value=method.value if method else None,
                          hint="give one of them")
     return Method.EXACT if exact else (method or Method.MONTE_CARLO)
+
+
+class DocumentFormat(StrEnum):
+    """``--format`` of commands that print one document (a profile, a roster): table or json,
+    not the record streams (ndjson, csv)."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+DocumentFormatOpt = Annotated[DocumentFormat, typer.Option("--format", "-f", case_sensitive=False,
+                                                           help="Output: table or json.")]

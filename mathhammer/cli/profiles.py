@@ -42,19 +42,11 @@ def list_(
     emit_view(listing(lib, kind.value if kind else None, filter_))
 
 
-class ShowFormat(StrEnum):
-    """``profiles show --format``: a profile is one document, so table or json (not the record streams)."""
-
-    TABLE = "table"
-    JSON = "json"
-
-
 @app.command("show", cls=Command)
 @handle_errors
 def show(
     name: Annotated[str, typer.Argument(help="A unit or weapon name, alias or unique part of one.")],
-    fmt: Annotated[ShowFormat, typer.Option("--format", "-f", case_sensitive=False,
-                                            help="Output: table or json.")] = ShowFormat.TABLE,
+    fmt: o.DocumentFormatOpt = o.DocumentFormat.TABLE,
     faction: o.FactionOpt = None,
     roster: o.RosterOpt = None,
     profiles: o.ProfilesOpt = None,
@@ -65,7 +57,7 @@ def show(
 
     lib = library(profiles or (), rosters=roster or (), faction=faction)
     obj = lib.find_any(name)
-    if fmt is ShowFormat.JSON:
+    if fmt is o.DocumentFormat.JSON:
         emit_json(show_json(obj))
     else:
         emit_view(show_view(obj))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -16,19 +15,11 @@ app = typer.Typer(help="Read army rosters (.ros/.rosz, GW app, New Recruit, War 
                   no_args_is_help=True)
 
 
-class ShowFormat(StrEnum):
-    """``roster show --format``: a roster is one document, so table or json."""
-
-    TABLE = "table"
-    JSON = "json"
-
-
 @app.command("show", cls=Command)
 @handle_errors
 def show(
     file: Annotated[Path, typer.Argument(help="A .ros/.rosz roster, or the text an army app exports.")],
-    fmt: Annotated[ShowFormat, typer.Option("--format", "-f", case_sensitive=False,
-                                            help="Output: table or json.")] = ShowFormat.TABLE,
+    fmt: o.DocumentFormatOpt = o.DocumentFormat.TABLE,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """Show the units, models, weapons, points, enhancements and attached leaders of a roster,
@@ -40,7 +31,7 @@ def show(
     from ..roster.view import roster_view
 
     roster = load_roster(file, load_library(profiles or ()))
-    if fmt is ShowFormat.JSON:
+    if fmt is o.DocumentFormat.JSON:
         emit_json(json.dumps(roster.to_dict(), ensure_ascii=False, indent=2))
     else:
         emit_view(roster_view(roster))
