@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProfileError
+from ..profiles.index import faction_key
 from .catalogue import Catalogue, load
 from .units import Problem, UnitResult, read_unit
 
@@ -42,11 +43,6 @@ class Imported:
     @property
     def problems(self) -> list[Problem]:
         return [p for f in self.factions for p in f.problems]
-
-
-def _matches(faction: str, wanted: str) -> bool:
-    a, b = " ".join(faction.lower().split()), " ".join(wanted.lower().split())
-    return a == b or a.replace("'", "").replace("\u2019", "") == b.replace("'", "").replace("\u2019", "")
 
 
 def import_files(paths: Sequence[Path], *, faction: str | None = None) -> Imported:
@@ -81,7 +77,7 @@ def import_files(paths: Sequence[Path], *, faction: str | None = None) -> Import
     _named_only_libraries(loaded.named, by_faction, index, owners, named, seen)
     factions = sorted(by_faction.values(), key=lambda f: f.name.lower())
     if faction is not None:
-        factions = [f for f in factions if _matches(f.name, faction)]
+        factions = [f for f in factions if faction_key(f.name) == faction_key(faction)]
         if not factions:
             have = ", ".join(sorted(by_faction)) or "none"
             raise ProfileError("no such faction in the files", where="--faction", value=faction,
