@@ -286,6 +286,12 @@ class Unit:
     unmodelled: tuple[str, ...] = ()
     #: (models, points) of each unit size, ascending models; ``points`` is the first one's
     sizes: tuple[tuple[int, int], ...] = ()
+    #: Deadly Demise x (R-10.1): the mortal wounds each unit within 6" suffers on a 6; None: none
+    deadly_demise: DiceExpr | None = None
+    #: Firing Deck x (TRANSPORT): embarked models that may lend it one ranged weapon each
+    firing_deck: int | None = None
+    #: named rules of the datasheet that an army rule refers to (e.g. "For the Greater Good")
+    rules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"unit {self.name!r}"
@@ -294,6 +300,16 @@ class Unit:
         check_count(self.model_count, name="the number of models", lo=None, hi=MAX_TARGET_MODELS, where=where,
                     error=ProfileError)
         _check_defence(self.invulnerable, self.feel_no_pain, self.damage_reduction, where)
+        if self.deadly_demise is not None:
+            _check_dice(self.deadly_demise, "Deadly Demise", where=where)
+        if self.firing_deck is not None:
+            check_count(self.firing_deck, name="Firing Deck", lo=1, hi=MAX_ATTACKING_MODELS, where=where,
+                        error=ProfileError)
+
+    def has_rule(self, name: str) -> bool:
+        """Whether the datasheet has the named rule (case and spacing ignored)."""
+        key = " ".join(name.lower().split())
+        return any(" ".join(r.lower().split()) == key for r in self.rules)
 
     @property
     def model_count(self) -> int:

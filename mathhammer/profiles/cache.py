@@ -27,8 +27,9 @@ from .schema import MODIFIERS
 
 CACHE_ENV_VAR = "MATHHAMMER_CACHE_DIR"
 #: Bumped when the layout of a cache entry changes.
-_CACHE_FORMAT = 3  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
+_CACHE_FORMAT = 4  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
 # 3: unmodelled, sizes, options; one marshal blob per unit, rebuilt when it is looked up; the name index
+# 4: units' deadly_demise, firing_deck, rules
 
 
 def cache_dir() -> Path:
@@ -193,7 +194,9 @@ class _Rebuild:
                     keywords=frozenset(self.strings(u["keywords"])), modifiers=self.modifiers(u["modifiers"]),
                     weapons=tuple(self.weapon(w) for w in _of(u["weapons"], list)),
                     attached=self.strings(u["attached"]), unmodelled=self.strings(u["unmodelled"]),
-                    sizes=self.sizes(u["sizes"]))
+                    sizes=self.sizes(u["sizes"]),
+                    deadly_demise=None if u["deadly_demise"] is None else self.die(u["deadly_demise"]),
+                    firing_deck=_of(u["firing_deck"], int, optional=True), rules=self.strings(u["rules"]))
 
     def model(self, m: dict[str, Any]) -> ModelStats:
         return ModelStats(name=_of(m["name"], str), count=_of(m["count"], int), toughness=_of(m["toughness"], int),

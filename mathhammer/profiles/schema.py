@@ -37,7 +37,7 @@ _T = TypeVar("_T")
 SCHEMA_VERSION = 1
 
 _UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invulnerable", "feel_no_pain",
-              "damage_reduction", "deadly_demise", "keywords", "weapons", "abilities", "modifiers", "attached",
+              "damage_reduction", "deadly_demise", "firing_deck", "rules", "keywords", "weapons", "abilities", "modifiers", "attached",
               "unmodelled", "sizes"}
 _MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC", "invulnerable", "feel_no_pain", "keywords", "weapons",
                "options"}
@@ -365,8 +365,7 @@ def _unit(r: _Reader) -> Unit:
         iv = r.child("invulnerable")
         iv.mapping({"save", "ranged_only"}, ("save",))
         inv, inv_ranged = iv.get("save", int, lo=2, hi=6), iv.get("ranged_only", bool, False)
-    if r.data.get("deadly_demise") is not None:
-        r.dice("deadly_demise")  # informational, but a dice value all the same
+    demise = r.dice("deadly_demise") if r.data.get("deadly_demise") is not None else None
     keywords = _keywords(r)
     attached = r.strings("attached")
     for i, leader in enumerate(attached):
@@ -386,6 +385,7 @@ def _unit(r: _Reader) -> Unit:
                                                                hi=MAX_DAMAGE_MOD)
     sizes = _sizes(r)
     unmodelled = _texts(r, "unmodelled")
+    rules = _texts(r, "rules")
     return _built(r, lambda: Unit(
         name=name, aliases=_aliases(r), faction=r.get("faction", str, ""), modifiers=_modifiers(r),
         stealth=defensive.get("stealth", False), half_damage=defensive.get("half_damage", False),
@@ -393,7 +393,8 @@ def _unit(r: _Reader) -> Unit:
         models=tuple(models),
         invulnerable=inv, invulnerable_ranged_only=inv_ranged, feel_no_pain=r.get("feel_no_pain", int, lo=2, hi=6),
         damage_reduction=reduction, keywords=keywords, weapons=weapons, attached=attached, unmodelled=unmodelled,
-        sizes=sizes))
+        sizes=sizes, deadly_demise=demise, firing_deck=r.get("firing_deck", int, None, lo=1, hi=MAX_ATTACKING_MODELS),
+        rules=rules))
 
 
 def _sizes(r: _Reader) -> tuple[tuple[int, int], ...]:
@@ -447,6 +448,12 @@ def dump_unit(u: Unit) -> dict[str, Any]:
         out["abilities"] = abilities
     if u.modifiers:
         out["modifiers"] = _dump_modifiers(u.modifiers)
+    if u.deadly_demise is not None:
+        out["deadly_demise"] = str(u.deadly_demise)
+    if u.firing_deck is not None:
+        out["firing_deck"] = u.firing_deck
+    if u.rules:
+        out["rules"] = list(u.rules)
     out["keywords"] = sorted(u.keywords)
     if u.unmodelled:
         out["unmodelled"] = list(u.unmodelled)
