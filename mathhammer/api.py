@@ -24,15 +24,16 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, MatchupError
 from .limits import MAX_ATTACKING_MODELS
-from .model import Allocation, Context, Matchup, Method, Unit, WeaponGroup
+from .model import Allocation, Battle, Context, Matchup, Method, Unit, WeaponGroup
 from .profiles import Layered, Library
 from .resolve import ResolvedTarget
 from .result import DamageResult
 
 if TYPE_CHECKING:
+    from .effects import Used
     from .roster.model import Roster
 
-__all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "read_roster", "run",
+__all__ = ["BATTLE", "SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "read_roster", "run",
            "run_attack", "target", "with_rosters"]
 
 #: Situation flags and modifiers a caller may give (Context fields, ``models`` for
@@ -40,17 +41,23 @@ __all__ = ["SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "libra
 SITUATION: tuple[str, ...] = tuple(f.name for f in fields(Context) if f.name not in ("firing_models", "melee"))
 #: The situations that only a ranged attack can be in.
 SHOOTING_ONLY: tuple[str, ...] = ("cover", "half_range", "stationary", "not_visible", "overwatch")
+#: The battle's circumstances that army rules, detachments and stratagems look at
+#: (:class:`~mathhammer.model.Battle`; ``stratagem`` is one name or several).
+BATTLE: tuple[str, ...] = ("round", "detachment", "stratagem", "guided", "observer", "spotted", "markerlight",
+                           "range", "trap")
 _DEFAULTS = Context()
 
 
 @dataclass(frozen=True, slots=True)
 class Attack:
     """A matchup ready to run, with what building it noticed: ``notes`` (warnings about how
-    inline text was read) and ``explain`` (profile values merged, Leaders attached)."""
+    inline text was read), ``explain`` (profile values merged, Leaders attached, army rules
+    and stratagems applied) and ``stratagems`` (those used, with their CP)."""
 
     matchup: Matchup
     notes: tuple[str, ...] = ()
     explain: tuple[str, ...] = ()
+    stratagems: tuple[Used, ...] = ()
 
 
 def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True, rosters: Sequence[str | Path] = (),
@@ -134,7 +141,7 @@ def _resolve(lib: Library, text: str, target_models: int | None, wounds_left: in
 def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: bool = False, models: int = 1,
           target_models: int | None = None, wounds_left: int | None = None,
           allocation: Allocation | str = Allocation.DURABLE, only: Sequence[str] = (), exclude: Sequence[str] = (),
-          lib: Library | None = None, **situation: Any) -> Attack:
+          embarked: Sequence[str] = (), lib: Library | None = None, **situation: Any) -> Attack:
     """Resolve ``weapons`` (one text or several, fired in order) against ``target``.
 
     Args:
@@ -148,18 +155,23 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
         target_models, wounds_left, allocation: as ``--target-models``, ``--wounds-left``
             and ``--allocation``.
         only, exclude: weapons of a unit's loadout to fire, or to leave out.
+        embarked: units (or ``Nx UNIT/WEAPON``) embarked in the attacking TRANSPORT that fire
+            through its Firing Deck (``--embarked``).
         lib: the profiles (default: :func:`library`).
         situation: Context fields named like the options (``cover``, ``charged``, ``hit_mod``,
             ``reroll_hits``, ``command_reroll``, ...). ``None`` means "not given": a profile's
-            own modifier stands. Enum values may be given as their text (``"ones"``).
+            own modifier stands. Enum values may be given as their text (``"ones"``). And the
+            battle (:data:`BATTLE`): ``round``, ``detachment``, ``stratagem`` (a name or a list),
+            ``guided``, ``observer``, ``spotted``, ``markerlight``, ``range``, ``trap``.
 
     Raises:
         InputError: an unknown keyword, a value of the wrong kind, a shooting situation for a
             melee attack.
         ProfileError, MatchupError: as the command line reports them.
     """
-    from .resolve import resolve_weapons
+    from .resolve import resolve_embarked, resolve_weapons
 
+    battle = _battle({k: situation.pop(k) for k in BATTLE if k in situation})
     options = _situation(situation, melee)
     lib = library() if lib is None else lib
     if not isinstance(target, str) and (target_models is not None or wounds_left is not None
@@ -170,11 +182,22 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
     if not texts:
         raise InputError("no weapon given", where="weapon", value="")
     found, attacker, weapon_notes = resolve_weapons(lib, texts, melee=melee, only=tuple(only), exclude=tuple(exclude))
+    deck: tuple[str, ...] = ()
+    if embarked:
+        if melee:
+            raise InputError("a Firing Deck fires ranged weapons, in the Shooting phase", where="--embarked",
+                             value=embarked[0])
+        more, deck = resolve_embarked(lib, attacker, [embarked] if isinstance(embarked, str) else list(embarked))
+        found = (*found, *more)
     if attacker is not None and isinstance(lib, Layered):  # what the roster lists but cannot fire
         weapon_notes = (*weapon_notes, *(f"{attacker.name} (roster): {n}" for n in lib.roster_notes(attacker)))
     resolved = _resolve(lib, target, target_models, wounds_left, allocation) if isinstance(target, str) else target
     matchup, merged = _matchup(found, attacker, resolved, {**options, "firing_models": _count(models), "melee": melee})
-    return Attack(matchup, weapon_notes + resolved.notes, resolved.explain + merged)
+    from .effects import apply
+
+    applied = apply(matchup, battle, target_unit=resolved.unit)
+    return Attack(applied.matchup, weapon_notes + resolved.notes, resolved.explain + deck + merged + applied.explain,
+                  applied.stratagems)
 
 
 def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, trials: int = 1_000_000,
@@ -188,7 +211,7 @@ def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, tri
     chosen: Method = enum_value(Method, method, "method")
     check_trials(trials)
     return analyse(attack.matchup, method=chosen, trials=trials, seed=seed, threads=threads, notes=attack.notes,
-                   merged=attack.explain, stages=stages)
+                   merged=attack.explain, stages=stages, stratagems=tuple(u.to_dict() for u in attack.stratagems))
 
 
 def run(weapons: str | Sequence[str], target: str, *, method: Method | str = Method.MONTE_CARLO,
@@ -208,6 +231,32 @@ def _count(models: int) -> int:
     return models
 
 
+def _battle(given: Mapping[str, Any]) -> Battle:
+    """The battle from keyword arguments (:data:`BATTLE`), each value checked."""
+    values: dict[str, Any] = {}
+    for name, value in given.items():
+        if value is None:
+            continue
+        if name == "stratagem":
+            names = [value] if isinstance(value, str) else list(value)
+            if not all(isinstance(n, str) and n.strip() for n in names):
+                raise InputError("a stratagem is a name", where="stratagem", value=value)
+            values["stratagems"] = tuple(names)
+        elif name == "detachment":
+            if not isinstance(value, str) or not value.strip():
+                raise InputError("a detachment is a name", where="detachment", value=value)
+            values[name] = value
+        elif name in ("round", "range"):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError("must be a whole number", where=name, value=value)
+            values[name] = value
+        else:
+            if not isinstance(value, bool):
+                raise InputError("must be true or false", where=name, value=value)
+            values[name] = value
+    return Battle(**values)
+
+
 def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
     """Context fields from keyword arguments: names checked, enum texts converted."""
     out: dict[str, Any] = {}
@@ -215,7 +264,7 @@ def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
         if name not in SITUATION:
             from difflib import get_close_matches
 
-            close = get_close_matches(name, SITUATION, n=1)
+            close = get_close_matches(name, (*SITUATION, *BATTLE, "embarked"), n=1)
             raise InputError("unknown situation or modifier", where="keyword", value=name,
                              hint=f"did you mean {close[0]!r}?" if close else f"one of: {', '.join(SITUATION)}")
         if melee and name in SHOOTING_ONLY and value:

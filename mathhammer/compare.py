@@ -32,7 +32,7 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, Any
 
-from .api import SITUATION
+from .api import BATTLE, SITUATION
 from .choices import SortKey
 from .errors import InputError, MathhammerError
 from .model import Allocation, Context, Method
@@ -47,9 +47,11 @@ SCHEMA = "mathhammer.compare/1"
 _SITUATION = SITUATION
 _DEFAULTS = Context()
 #: Every column a file may have (hyphens read as underscores), and the names they stand for.
-_ALIASES = {"ws_improve": "bs_improve", "exclude": "except", "label": "name", "weapons": "weapon", "units": "unit"}
+_ALIASES = {"stratagems": "stratagem", "ws_improve": "bs_improve", "exclude": "except", "label": "name",
+            "weapons": "weapon", "units": "unit"}
 COLUMNS: tuple[str, ...] = ("name", "weapon", "unit", "models", "points", "target", "melee", "target_models",
-                            "wounds_left", "allocation", "only", "except", *_SITUATION)
+                            "wounds_left", "allocation", "only", "except", *_SITUATION, *BATTLE,
+                            "embarked")
 #: The CSV columns of a record (dotted paths), in order; the stat blocks as shoot's CSV has them.
 RECORD_COLUMNS: tuple[str, ...] = (
     "schema", "row", "label", "target", "target_name", "weapons", "points", "seed", "compare_seed", "method", "trials",
@@ -257,9 +259,18 @@ def _row(cells: list[str], columns: list[str], line: int, where: str, lib: Any) 
             options[name] = cell.whole(name, lo=None)
     if "allocation" in given:
         options["allocation"] = cell.choice("allocation", Allocation)
-    for column, option in (("only", "only"), ("except", "exclude")):
+    for column, option in (("only", "only"), ("except", "exclude"), ("stratagem", "stratagem"),
+                           ("embarked", "embarked")):
         if column in given:
             options[option] = _parts(given[column], column, where, line)
+    for name in ("round", "range"):
+        if name in given:
+            options[name] = cell.whole(name, lo=None)
+    for name in ("guided", "observer", "spotted", "markerlight", "trap"):
+        if name in given:
+            options[name] = cell.flag(name)
+    if "detachment" in given:
+        options["detachment"] = given["detachment"]
     targets = (given["target"],) if "target" in given else ()
     label = given.get("name") or " & ".join(weapons if weapon else (unit or "",))
     return Row(line, " ".join(label.split()), weapons, points, targets, tuple(options.items()))

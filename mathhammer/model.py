@@ -28,6 +28,7 @@ from .limits import (
 __all__ = [
     "Ability",
     "AttackerSide",
+    "Battle",
     "Situation",
     "TargetSide",
     "Allocation",
@@ -476,6 +477,43 @@ class Situation:
     command_reroll: CommandReroll = CommandReroll.NONE
     rules: RulesVersion = RulesVersion.CURRENT
 
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Battle:
+    """The circumstances army rules, detachment rules and stratagems look at (the effects
+    layer, :mod:`mathhammer.effects`): the battle round, the attacker's detachment, the
+    stratagems used, For the Greater Good (``guided``: the attacker is a Guided unit;
+    ``observer``: it is the Observer; ``spotted``: the target is their Spotted unit;
+    ``markerlight``: the Observer has MARKERLIGHT), the range to the target in inches, and
+    ``trap``: the target is within range of the Trap objective marker. The default is a battle
+    with none of them: no effect applies."""
+
+    round: int | None = None
+    detachment: str | None = None
+    stratagems: tuple[str, ...] = ()
+    guided: bool = False
+    observer: bool = False
+    spotted: bool = True
+    markerlight: bool = False
+    range: int | None = None
+    trap: bool = False
+
+    def __post_init__(self) -> None:
+        if self.round is not None:
+            check_count(self.round, name="the battle round", lo=None, hi=None, where="--round", error=MatchupError)
+            if not 1 <= self.round <= 5:
+                raise MatchupError("a battle round is 1 to 5", where="--round", value=self.round)
+        if self.range is not None:
+            check_count(self.range, name="the range", lo=0, hi=MAX_RANGE, where="--range", error=MatchupError)
+        if self.guided and self.observer:
+            raise MatchupError("a unit is either the Guided unit or the Observer unit, not both (R-11.1)",
+                               where="--observer", value="--guided --observer")
+
+    @property
+    def given(self) -> bool:
+        """Whether anything differs from the default battle."""
+        return self != Battle()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

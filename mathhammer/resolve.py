@@ -9,12 +9,12 @@ from typing import Any
 
 from .errors import InputError, MatchupError, ProfileError
 from .limits import MAX_ATTACKING_MODELS, MAX_TARGET_MODELS
-from .model import Allocation, Context, TargetUnit, Unit, Weapon, attach, unit_target
+from .model import Ability, Allocation, Context, TargetUnit, Unit, Weapon, attach, unit_target
 from .notation import looks_inline, parse_target_unit, parse_weapon_noted, split_count
 from .profiles import Library
 
-__all__ = ["ResolvedTarget", "ResolvedWeapon", "build_context", "resolve_target", "resolve_target_unit",
-           "resolve_weapon", "resolve_weapons"]
+__all__ = ["ResolvedTarget", "ResolvedWeapon", "build_context", "resolve_embarked", "resolve_target",
+           "resolve_target_unit", "resolve_weapon", "resolve_weapons"]
 
 
 def resolve_weapon(lib: Library, text: str, *, melee: bool = False
@@ -105,6 +105,76 @@ def resolve_weapons(lib: Library, texts: Sequence[str], *, melee: bool = False, 
     distinct = {id(u): u for u in units}
     attacker = next(iter(distinct.values())) if len(distinct) == 1 else None
     return tuple(out), attacker, tuple(note for *_, read in found for note in read)
+
+
+def resolve_embarked(lib: Library, transport: Unit | None, texts: Sequence[str]
+                     ) -> tuple[tuple[ResolvedWeapon, ...], tuple[str, ...]]:
+    """The weapons embarked models fire through ``transport``'s Firing Deck, and explain lines.
+
+    Each text is a unit embarked in it (each of its models, or the first N of ``Nx UNIT`` in
+    statline order, lends the first ranged weapon of its loadout that is not ONE SHOT) or a
+    weapon of such a unit with the number of models firing it (``4x strike team/pulse rifle``).
+    At most the Firing Deck's number of models in all.
+
+    Raises:
+        InputError: no TRANSPORT attacker.
+        MatchupError: a transport without Firing Deck, too many models, a ONE SHOT or melee
+            weapon, a unit with no ranged weapon that may fire.
+        ProfileError: a name unknown or ambiguous.
+    """
+    if transport is None:
+        raise InputError("fires through the Firing Deck of the attacking TRANSPORT, and no one unit is attacking",
+                         where="--embarked", value=texts[0], hint="name the transport as WEAPON, e.g. gunrig")
+    if transport.firing_deck is None:
+        raise MatchupError(f"{transport.name} has no Firing Deck, so embarked models cannot shoot from it",
+                           where="--embarked", value=texts[0])
+    out: list[ResolvedWeapon] = []
+    lines: list[str] = []
+    total = 0
+    for text in texts:
+        _not_empty(text, "--embarked", "embarked unit")
+        count, body = split_count(text, what="count of models", hi=MAX_ATTACKING_MODELS, where="--embarked",
+                                  error=MatchupError)
+        found = _lookup(lib, body)
+        if isinstance(found, Weapon):
+            _named_kind(found, text, False, "--embarked")
+            if found.has(Ability.ONE_SHOT):
+                raise MatchupError("a ONE SHOT weapon cannot be fired through a Firing Deck", where="--embarked",
+                                   value=text.strip())
+            n = 1 if count is None else count
+            out.append(ResolvedWeapon(found, n, lib.owner(found), text))
+            total += n
+            lines.append(f"Firing Deck: {n} embarked model{'s' if n > 1 else ''} fire{'s' if n == 1 else ''} "
+                         f"{found.name}")
+            continue
+        unit = found
+        wanted = unit.model_count if count is None else count
+        if wanted > unit.model_count:
+            raise MatchupError(f"{unit.name} has {unit.model_count} models", where="--embarked", value=text.strip())
+        by_name = {w.name: w for w in unit.weapons}
+        left = wanted
+        for m in unit.models:
+            take = min(m.count, left)
+            if take == 0:
+                break
+            names = [name for name, _ in m.loadout] or [w.name for w in unit.weapons]
+            usable = [by_name[n] for n in names if n in by_name and not by_name[n].melee
+                      and not by_name[n].has(Ability.ONE_SHOT)]
+            if not usable:
+                raise MatchupError(f"{m.name} ({unit.name}) has no ranged weapon that may fire through a Firing Deck "
+                                   "(ONE SHOT weapons may not)", where="--embarked", value=text.strip())
+            out.append(ResolvedWeapon(usable[0], take, unit, text))
+            lines.append(f"Firing Deck: {take} {m.name} ({unit.name}) fire{'s' if take == 1 else ''} "
+                         f"{usable[0].name}")
+            left -= take
+            total += take
+    if total > transport.firing_deck:
+        raise MatchupError(f"{total} embarked models would fire; {transport.name}'s Firing Deck "
+                           f"{transport.firing_deck} allows at most {transport.firing_deck}", where="--embarked",
+                           value=", ".join(texts), hint="give a count of models, e.g. '5x strike team'")
+    lines.append(f"Firing Deck {transport.firing_deck}: {transport.name} fires its own weapons and {total} "
+                 "embarked model" + ("s'" if total != 1 else "'s") + " weapons; their units may not shoot this phase")
+    return tuple(out), tuple(lines)
 
 
 def _check_selection(only: Sequence[str], exclude: Sequence[str], given: list[Unit]) -> None:

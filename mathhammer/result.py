@@ -279,6 +279,7 @@ class DamageResult:
             "stages": {name: d.to_dict(rows) for name, d in self.stages.items()},
             "hazardous": self._hazard_dict(rows),
             "explain": list(prov.get("explain", [])),
+            "stratagems": list(prov.get("stratagems", [])),
             **self._both_dict(writer, rows),
             "warnings": list(prov.get("warnings", [])),
             "timing": {"compute_seconds": self.seconds},

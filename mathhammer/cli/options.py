@@ -169,6 +169,52 @@ RulesOpt = Annotated[RulesVersion, typer.Option(
     "--rules", case_sensitive=False,
     help="Core rules text: current (default) or 2023.",
 )]
+DetachmentOpt = Annotated[str | None, typer.Option(
+    "--detachment", metavar="NAME",
+    help="The attacker's detachment: kauyon or montka (its rule applies; needs --round). See docs/effects.md.",
+)]
+RoundOpt = Annotated[int | None, typer.Option(
+    "--round", click_type=_whole(None, None), metavar="N",
+    help="The battle round, 1 to 5 (detachment rules and stratagem restrictions depend on it).",
+)]
+StratagemOpt = Annotated[list[str] | None, typer.Option(
+    "--stratagem", metavar="NAME",
+    help=("A stratagem used (repeatable; names as printed, any case): 'focused fire', 'point-blank ambush', "
+          "'a tempting trap', 'coordinate to engage', 'pinpoint counter-offensive', 'counterfire defence systems' "
+          "(the defender's), 'command re-roll', 'fire overwatch'. Refused, with the reason, where its restrictions "
+          "say."),
+)]
+GuidedOpt = Annotated[bool, typer.Option(
+    "--guided",
+    help="For the Greater Good: the attacker is a Guided unit (BS improved by 1 against the Spotted unit, worsened "
+         "by 1 against any other).",
+)]
+ObserverOpt = Annotated[bool, typer.Option(
+    "--observer",
+    help="For the Greater Good: the attacker is the Observer unit (Coordinate to Engage; Patient Hunter's "
+         "SUSTAINED HITS 2).",
+)]
+SpottedOpt = Annotated[bool, typer.Option(
+    "--spotted/--not-spotted",
+    help="With --guided or --observer: the target is (default) or is not their Spotted unit.",
+)]
+MarkerlightOpt = Annotated[bool, typer.Option(
+    "--markerlight",
+    help="The Observer unit has MARKERLIGHT: Guided attacks at the Spotted unit have [IGNORES COVER].",
+)]
+RangeOpt = Annotated[int | None, typer.Option(
+    "--range", click_type=_whole(0, None), metavar="INCHES",
+    help="Distance to the target in inches (Point-blank Ambush: within 9\").",
+)]
+TrapOpt = Annotated[bool, typer.Option(
+    "--trap",
+    help="The target is within range of your Trap objective marker (A Tempting Trap).",
+)]
+EmbarkedOpt = Annotated[list[str] | None, typer.Option(
+    "--embarked", metavar="UNIT",
+    help=("A unit embarked in the attacking TRANSPORT that fires through its Firing Deck (repeatable): each model "
+          "lends one ranged weapon, not ONE SHOT; '4x strike team' (4 models) or '4x strike team/pulse rifle'."),
+)]
 ExplainOpt = Annotated[bool, typer.Option(
     "--explain",
     help="List every rule applied (with its id) and every modifier as requested and as applied.",

@@ -41,10 +41,13 @@ MeleeWeaponArg = Annotated[list[str], typer.Argument(
 #: Command parameters by where they go: the run, the situation (Context flags), and the
 #: modifiers that profiles may also carry (None = not given, so a profile value stands).
 _RUN = ("trials", "seed", "threads", "target_models", "exact", "method", "wounds_left", "allocation", "only",
-        "exclude", "svg", "html", "stages", "roster", "target_roster", "faction")
+        "exclude", "svg", "html", "stages", "roster", "target_roster", "faction", "embarked")
 _SHOOT_FLAGS = ("models", "cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll",
                 "rules")
 _FIGHT_FLAGS = ("models", "charged", "command_reroll", "rules")
+#: The battle: army rules, detachment and stratagems (the effects layer).
+_SHOOT_BATTLE = ("round", "detachment", "stratagem", "guided", "observer", "spotted", "markerlight", "range", "trap")
+_FIGHT_BATTLE = ("round", "detachment", "stratagem")
 _MODIFIERS = ("hit_mod", "wound_mod", "save_mod", "damage_mod", "bs_improve", "ap_improve", "crit_hit", "crit_wound",
               "reroll_hits", "reroll_wounds", "reroll_damage", "reroll_saves")
 
@@ -54,7 +57,7 @@ def _pick(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, explain: bool, run: dict[str, Any],
-            flags: dict[str, Any], mods: dict[str, Any], profiles: Any) -> None:
+            flags: dict[str, Any], mods: dict[str, Any], battle: dict[str, Any], profiles: Any) -> None:
     """The shared body: resolve profiles, merge modifiers, analyse, render."""
     from ..api import build, library, run_attack, with_rosters
     from ..api import target as api_target
@@ -64,6 +67,7 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
     method = o.chosen_method(run["exact"], run["method"])
     check_writable(svg=run["svg"], html=run["html"])  # before the work, not after it
     situation = {k: v for k, v in {**mods, **flags}.items() if k != "firing_models"}
+    situation.update({k: v for k, v in battle.items() if v is not None})
     base = library(profiles or ())
     lib = with_rosters(base, run["roster"] or ())
     lib = lib if run["faction"] is None else lib.only(run["faction"])
@@ -72,7 +76,7 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
     aim = api_target(target, lib=with_rosters(base, run["target_roster"] or ()), target_models=run["target_models"],
                      wounds_left=run["wounds_left"], allocation=run["allocation"])
     attack = build(weapons, aim, melee=melee, models=flags["firing_models"], only=run["only"] or (),
-                   exclude=run["exclude"] or (), lib=lib, **situation)
+                   exclude=run["exclude"] or (), embarked=run.get("embarked") or (), lib=lib, **situation)
     with live_compile_status():  # a first-run compile counts its seconds on a terminal
         result = run_attack(attack, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"],
                             stages=run["stages"])
@@ -146,6 +150,16 @@ def shoot(
     reroll_saves: o.RerollSavesOpt = None,
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
+    detachment: o.DetachmentOpt = None,
+    round: o.RoundOpt = None,  # noqa: A002 - the option's name
+    stratagem: o.StratagemOpt = None,
+    guided: o.GuidedOpt = False,
+    observer: o.ObserverOpt = False,
+    spotted: o.SpottedOpt = True,
+    markerlight: o.MarkerlightOpt = False,
+    range: o.RangeOpt = None,  # noqa: A002 - the option's name
+    trap: o.TrapOpt = False,
+    embarked: o.EmbarkedOpt = None,
     stages: o.StagesOpt = True,
     threads: o.ThreadsOpt = None,
     roster: o.RosterOpt = None,
@@ -156,7 +170,7 @@ def shoot(
     """What do these ranged weapons do to that target? Mean, spread, histogram, models destroyed."""
     values = locals()
     _attack(False, weapon, target, fmt, explain, _pick(values, _RUN), _pick(values, _SHOOT_FLAGS),
-            _pick(values, _MODIFIERS), profiles)
+            _pick(values, _MODIFIERS), _pick(values, _SHOOT_BATTLE), profiles)
 
 
 @handle_errors
@@ -195,6 +209,9 @@ def fight(
     reroll_saves: o.RerollSavesOpt = None,
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
+    detachment: o.DetachmentOpt = None,
+    round: o.RoundOpt = None,  # noqa: A002 - the option's name
+    stratagem: o.StratagemOpt = None,
     stages: o.StagesOpt = True,
     threads: o.ThreadsOpt = None,
     roster: o.RosterOpt = None,
@@ -204,5 +221,6 @@ def fight(
 ) -> None:
     """What do these melee weapons do to that target? WS, no cover, ranged-only invulnerable saves ignored."""
     values = locals()
-    _attack(True, weapon, target, fmt, explain, _pick(values, _RUN), _pick(values, _FIGHT_FLAGS),
-            _pick(values, _MODIFIERS), profiles)
+    run = {**_pick(values, tuple(n for n in _RUN if n != "embarked")), "embarked": None}
+    _attack(True, weapon, target, fmt, explain, run, _pick(values, _FIGHT_FLAGS),
+            _pick(values, _MODIFIERS), _pick(values, _FIGHT_BATTLE), profiles)

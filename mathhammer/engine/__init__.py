@@ -22,7 +22,8 @@ __all__ = ["Method", "analyse"]
 
 def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: int = 1_000_000,
             seed: int | None = None, threads: int | None = None, notes: tuple[str, ...] = (),
-            merged: tuple[str, ...] = (), stages: bool = True) -> DamageResult:
+            merged: tuple[str, ...] = (), stages: bool = True,
+            stratagems: tuple[dict[str, Any], ...] = ()) -> DamageResult:
     """Compile ``matchup`` and compute what it does.
 
     Args:
@@ -36,6 +37,7 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
         merged: explain lines of the profile modifiers merged into the context.
         stages: whether Monte Carlo counts the stage histograms (hits, wounds, ...); without
             them a run is quicker and its ``stages`` are empty.
+        stratagems: the stratagems used (name, cp, side, detachment), kept with the result.
 
     Raises:
         NotExactError: the exact engine cannot compute the request (or estimates it would take
@@ -72,6 +74,7 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
         "warnings": warnings,
         "rules": matchup.context.rules.value,
         "attacker_known": matchup.attacker is not None,
+        "stratagems": list(stratagems),
         "matchup": matchup,
         **extra,
     }

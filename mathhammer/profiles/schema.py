@@ -37,8 +37,8 @@ _T = TypeVar("_T")
 SCHEMA_VERSION = 1
 
 _UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invulnerable", "feel_no_pain",
-              "damage_reduction", "deadly_demise", "firing_deck", "rules", "keywords", "weapons", "abilities", "modifiers", "attached",
-              "unmodelled", "sizes"}
+              "damage_reduction", "deadly_demise", "firing_deck", "rules", "keywords", "weapons", "abilities",
+              "modifiers", "attached", "unmodelled", "sizes"}
 _MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC", "invulnerable", "feel_no_pain", "keywords", "weapons",
                "options"}
 _WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities", "modifiers", "unmodelled"}

@@ -92,7 +92,7 @@ def result_columns() -> tuple[str, ...]:
         *stat_columns("damage"), *stat_columns("models_destroyed"), "p_destroy_unit",
         "weapons", "groups", "stages",
         *stat_columns("hazardous"), *stat_columns("hazardous.models_lost"), "hazardous.p_lose_model",
-        "explain",
+        "explain", "stratagems",
         "monte_carlo.trials", "monte_carlo.seed", *stat_columns("monte_carlo.damage"),
         *stat_columns("monte_carlo.models_destroyed"), "monte_carlo.p_destroy_unit", "monte_carlo.simulate_seconds",
         *(f"agreement.{k}" for k in _AGREEMENT_KEYS),

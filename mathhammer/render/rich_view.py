@@ -194,6 +194,12 @@ def _head(result: DamageResult, g: Glyphs) -> list[RenderableType]:
     head.append(g(m.target.name), style="bold")
     target = [_indented(g(f"target: {line}")) for line in describe.unit_line(m.target)]
     summary = [_indented(g(line), "yellow") for line in _summaries(result)]
+    used = result.provenance.get("stratagems") or []
+    if used:
+        names = ", ".join(f"{u['name']} ({u['cp']} CP{', defender' if u['side'] == 'defender' else ''})"
+                          for u in used)
+        total = sum(u["cp"] for u in used)
+        summary.append(_indented(g(f"stratagems: {names}; {total} CP in all"), "yellow"))
     return [head, *weapons, *target, *summary, Text("")]
 
 
