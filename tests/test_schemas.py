@@ -57,6 +57,8 @@ CASES: dict[str, list[str]] = {
     "fight": ["fight", "A4 WS3+ S6 AP-1 D2 [LANCE]", "-t", "knight", "--charged", "--hit-mod", "1", "--trials", "3000",
               "--seed", "8"],
     "fight_unit_exact": ["fight", "intercessors", "-t", "cadians", "--exact"],
+    "stratagems": ["shoot", "A2 BS4+ S8 AP0 D2", "-t", "T4 SV4+ W3 MODELS5", "--detachment", "montka", "--round", "2",
+                   "--stratagem", "focused fire", "--stratagem", "counterfire defence systems", "--exact"],
 }
 
 

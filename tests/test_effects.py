@@ -1,0 +1,342 @@
+"""The effects layer (issue 12): For the Greater Good, Kauyon, Mont'ka, their stratagems and the
+core ones, Firing Deck. Every expected value is derived here from the rules, by hand, with
+fractions (the exact engine computes what the code under test produces).
+
+The test weapon is mostly ``A1 BS4+ S8 AP-6 D1`` against ``T4 SV6+ W100``: it wounds on 2+ (5/6,
+R-5.1) and no save is possible (6 + AP-6), so the mean damage is E[hits] x 5/6 with
+E[hits] = P(hit) + X/6 for SUSTAINED HITS X (R-4.1).
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+from typer.testing import CliRunner
+
+import mathhammer
+from mathhammer.cli import app
+from mathhammer.effects import catalogue
+from mathhammer.effects.catalogue import read
+from mathhammer.errors import MathhammerError, ProfileError
+
+F = Fraction
+GUN = "A1 BS4+ S8 AP-6 D1"
+OPEN = "T4 SV6+ W100"
+ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
+
+
+def mean(weapons: str | list[str], target: str = OPEN, **kw: object) -> float:
+    return mathhammer.run(weapons, target, method="exact", **kw).damage.mean()
+
+
+def close(a: float, b: Fraction) -> bool:
+    return abs(a - float(b)) < 1e-12
+
+
+def cli(*args: str):
+    return CliRunner().invoke(app, list(args), env=ENV)
+
+
+# -- R-11.4 Kauyon: Patient Hunter -----------------------------------------------------------
+
+def test_r11_4_no_sustained_hits_before_round_3() -> None:
+    assert close(mean(GUN, detachment="kauyon", round=2), F(1, 2) * F(5, 6))
+
+
+def test_r11_4_sustained_hits_1_from_round_3() -> None:
+    for rnd in (3, 4, 5):
+        assert close(mean(GUN, detachment="kauyon", round=rnd), (F(1, 2) + F(1, 6)) * F(5, 6))
+
+
+def test_r11_4_sustained_hits_2_against_the_spotted_unit_when_guided() -> None:
+    # Guided at the Spotted unit: BS 4+ -> 3+ (R-11.2) and SUSTAINED HITS 2: E[hits] = 2/3 + 2/6 = 1
+    assert close(mean(GUN, detachment="kauyon", round=3, guided=True), F(1) * F(5, 6))
+
+
+def test_r11_4_guided_at_another_unit_gets_sh1_and_worse_bs() -> None:
+    # not the Spotted unit: BS 4+ -> 5+ (R-11.2), SUSTAINED HITS 1: 1/3 + 1/6
+    assert close(mean(GUN, detachment="kauyon", round=3, guided=True, spotted=False), (F(1, 3) + F(1, 6)) * F(5, 6))
+
+
+def test_r4_5_kauyon_sh2_replaces_the_weapons_sh1_never_3() -> None:
+    got = mean(GUN + " [SUSTAINED HITS 1]", detachment="kauyon", round=3, guided=True)
+    assert close(got, (F(2, 3) + F(2, 6)) * F(5, 6))  # SH2, not SH3 (which would be 35/36)
+    attack = mathhammer.build(GUN + " [SUSTAINED HITS 2]", OPEN, detachment="kauyon", round=3)
+    assert any("adds nothing (R-4.5)" in line for line in attack.explain)  # SH1 does not lower SH2
+
+
+def test_r11_4_the_observer_shooting_the_spotted_unit_gets_sh2() -> None:
+    # ruling A14: the Observer shares "their Spotted unit"; it gets no BS change from FtGG itself
+    assert close(mean(GUN, detachment="kauyon", round=3, observer=True), (F(1, 2) + F(2, 6)) * F(5, 6))
+
+
+def test_r11_3_gunrig_railgun_sh1_in_kauyon_round_3_and_never_guided() -> None:
+    # R-11.3's test values: 19/9 plain, 19/6 with SUSTAINED HITS 1 (E[hits] 1/3 -> 1/2)
+    assert close(mean("railgun", "knight"), F(19, 9))
+    assert close(mean("railgun", "knight", detachment="kauyon", round=3), F(19, 6))
+    with pytest.raises(MathhammerError, match="FORTIFICATION"):
+        mathhammer.build("railgun", "knight", detachment="kauyon", round=3, guided=True)
+    with pytest.raises(MathhammerError, match="FORTIFICATION"):
+        mathhammer.build("railgun", "knight", observer=True)
+
+
+# -- R-11.2 For the Greater Good ---------------------------------------------------------------
+
+def test_r11_2_guided_bs_improved_against_spotted_worsened_otherwise() -> None:
+    assert close(mean(GUN, guided=True), F(2, 3) * F(5, 6))
+    assert close(mean(GUN, guided=True, spotted=False), F(1, 3) * F(5, 6))
+    assert close(mean(GUN, spotted=False), F(1, 2) * F(5, 6))  # not Guided: nothing changes
+
+
+def test_r11_2_markerlight_ignores_cover_only_for_the_spotted_unit() -> None:
+    gun, target = "A1 BS4+ S8 AP0 D1", "T4 SV4+ W100"
+    # Guided (BS3+: 2/3), wound 5/6; in cover the 4+ save becomes 3+ (fails 1/3), ignored: 4+ (fails 1/2)
+    assert close(mean(gun, target, guided=True, cover=True), F(2, 3) * F(5, 6) * F(1, 3))
+    assert close(mean(gun, target, guided=True, markerlight=True, cover=True), F(2, 3) * F(5, 6) * F(1, 2))
+    # not the Spotted unit: BS5+ and cover stands
+    assert close(mean(gun, target, guided=True, markerlight=True, spotted=False, cover=True),
+                 F(1, 3) * F(5, 6) * F(1, 3))
+
+
+def test_r11_1_a_unit_without_the_ability_cannot_be_guided(library) -> None:
+    with pytest.raises(MathhammerError, match="For the Greater Good"):
+        mathhammer.build("intercessor squad", OPEN, guided=True)  # Space Marines
+
+
+def test_r11_1_guided_only_in_the_shooting_phase() -> None:
+    with pytest.raises(MathhammerError, match="Shooting phase"):
+        mathhammer.build(GUN, OPEN, guided=True, overwatch=True)
+    r = cli("fight", "A1 WS4+ S4 AP0 D1", "-t", OPEN, "--guided")
+    assert r.exit_code == 2  # fight has no --guided option at all
+
+
+def test_markerlight_needs_a_guided_or_observer_unit() -> None:
+    with pytest.raises(MathhammerError, match="Guided or Observer"):
+        mathhammer.build(GUN, OPEN, markerlight=True)
+
+
+# -- R-11.5 Mont'ka: Killing Blow --------------------------------------------------------------
+
+def test_r11_5_lethal_hits_while_guided_in_rounds_1_to_3() -> None:
+    # Guided, BS3+: a 6 (1/6) wounds automatically, a 3-5 (1/2) wounds on 2+ (5/6)
+    for rnd in (1, 2, 3):
+        assert close(mean(GUN, detachment="montka", round=rnd, guided=True), F(1, 6) + F(1, 2) * F(5, 6))
+    assert close(mean(GUN, detachment="montka", round=4, guided=True), F(2, 3) * F(5, 6))  # no Lethal in round 4
+
+
+def test_r11_5_assault_in_rounds_1_to_3_only() -> None:
+    def abilities(rnd: int) -> str:
+        return str(mathhammer.build(GUN, OPEN, detachment="montka", round=rnd).matchup.weapon.abilities)
+
+    assert "ASSAULT" in abilities(3) and "ASSAULT" not in abilities(4)
+    assert "LETHAL" not in abilities(2)  # Lethal Hits only while Guided
+
+
+def test_detachment_needs_the_round_and_a_known_name() -> None:
+    with pytest.raises(MathhammerError, match="battle round"):
+        mathhammer.build(GUN, OPEN, detachment="kauyon")
+    with pytest.raises(ProfileError, match="unknown detachment"):
+        mathhammer.build(GUN, OPEN, detachment="ta'shiro", round=1)
+    for name in ("Mont'ka", "MONTKA", "mont ka"):
+        assert mathhammer.build(GUN, OPEN, detachment=name, round=1).explain
+
+
+def test_a_detachment_is_for_its_own_faction(library) -> None:
+    with pytest.raises(MathhammerError, match="T'au Empire"):
+        mathhammer.build("intercessor squad", OPEN, detachment="kauyon", round=3)
+
+
+# -- stratagems -------------------------------------------------------------------------------
+
+def test_r7_4_point_blank_ambush_within_9_inches() -> None:
+    gun, target = "A1 BS4+ S8 AP0 D1", "T4 SV4+ W100"
+    plain = F(1, 2) * F(5, 6) * F(1, 2)
+    assert close(mean(gun, target), plain)
+    # AP0 -> AP-1: the 4+ save becomes 5+ (fails 2/3); round 3 of Kauyon also gives SUSTAINED HITS 1
+    assert close(mean(gun, target, detachment="kauyon", round=3, stratagem="point-blank ambush", range=9),
+                 (F(1, 2) + F(1, 6)) * F(5, 6) * F(2, 3))
+    with pytest.raises(MathhammerError, match="within 9"):
+        mathhammer.build(gun, target, detachment="kauyon", round=3, stratagem="Point-blank Ambush", range=10)
+    with pytest.raises(MathhammerError, match="--range|range"):
+        mathhammer.build(gun, target, detachment="kauyon", round=3, stratagem="Point-blank Ambush")
+    for rnd in (1, 2):
+        with pytest.raises(MathhammerError, match=f"battle round {rnd}"):
+            mathhammer.build(gun, target, detachment="kauyon", round=rnd, stratagem="Point-blank Ambush", range=3)
+
+
+def test_r7_4_focused_fire_refused_in_rounds_4_and_5() -> None:
+    gun, target = "A1 BS4+ S8 AP0 D1", "T4 SV4+ W100"
+    for rnd in (1, 2, 3):
+        assert close(mean(gun, target, detachment="montka", round=rnd, stratagem=["FOCUSED-FIRE"]),
+                     F(1, 2) * F(5, 6) * F(2, 3))
+    for rnd in (4, 5):
+        with pytest.raises(MathhammerError, match=f"round {rnd}"):
+            mathhammer.build(gun, target, detachment="montka", round=rnd, stratagem="focused fire")
+    with pytest.raises(MathhammerError, match="Mont'ka stratagem"):
+        mathhammer.build(gun, target, detachment="kauyon", round=1, stratagem="focused fire")
+    with pytest.raises(MathhammerError, match="Mont'ka stratagem"):
+        mathhammer.build(gun, target, stratagem="focused fire")
+    with pytest.raises(MathhammerError, match="Fight phase"):
+        mathhammer.build("A1 WS4+ S8 AP0 D1", target, melee=True, detachment="montka", round=1,
+                         stratagem="focused fire")
+
+
+def test_r5_4_a_tempting_trap() -> None:
+    gun = "A1 BS4+ S4 AP-6 D1"  # S4 vs T4: 4+ to wound; +1 -> 3+; round 3 of Kauyon: SUSTAINED HITS 1 too
+    hits = F(1, 2) + F(1, 6)
+    assert close(mean(gun, detachment="kauyon", round=3, stratagem="a tempting trap", trap=True), hits * F(2, 3))
+    with pytest.raises(MathhammerError, match="Trap objective"):
+        mathhammer.build(gun, OPEN, detachment="kauyon", round=3, stratagem="a tempting trap")
+    with pytest.raises(MathhammerError, match="battle round 2"):
+        mathhammer.build(gun, OPEN, detachment="kauyon", round=2, stratagem="a tempting trap", trap=True)
+    # with a +1 from elsewhere the request is +2, applied +1 (R-5.4, R-5.2)
+    assert close(mean(gun, detachment="kauyon", round=3, stratagem="a tempting trap", trap=True, wound_mod=1),
+                 hits * F(2, 3))
+
+
+def test_r11_6_coordinate_to_engage() -> None:
+    assert close(mean(GUN, detachment="kauyon", round=1, observer=True, stratagem="coordinate to engage"),
+                 F(2, 3) * F(5, 6))
+    with pytest.raises(MathhammerError, match="Observer"):
+        mathhammer.build(GUN, OPEN, detachment="kauyon", round=1, stratagem="coordinate to engage")
+    with pytest.raises(MathhammerError, match="Spotted"):
+        mathhammer.build(GUN, OPEN, detachment="kauyon", round=1, observer=True, spotted=False,
+                         stratagem="coordinate to engage")
+
+
+def test_r3_8_pinpoint_counter_offensive(library) -> None:
+    # a full re-roll of the Hit roll, failures re-rolled: 1/2 + 1/2 x 1/2
+    assert close(mean(GUN, detachment="montka", round=4, stratagem="pinpoint counter-offensive"), F(3, 4) * F(5, 6))
+    # broadest permission (R-3.9): re-roll 1s and the stratagem's full re-roll give the full re-roll
+    assert close(mean(GUN, detachment="montka", round=4, stratagem="pinpoint counter-offensive", reroll_hits="ones"),
+                 F(3, 4) * F(5, 6))
+    with pytest.raises(MathhammerError, match="KROOT"):
+        mathhammer.build("kroot carnivores", OPEN, detachment="montka", round=1, stratagem="pinpoint counter-offensive")
+
+
+def test_r8_4_counterfire_defence_systems_is_the_defenders() -> None:
+    assert close(mean("A1 BS4+ S8 AP-6 D2", detachment="kauyon", round=1,
+                      stratagem="counterfire defence systems"), F(1, 2) * F(5, 6) * 1)  # D2 - 1
+    # R-6.2: the railgun's Devastating Wounds inflict D6+5: S20 vs T8 wounds on 2+ with the twin-linked
+    # re-roll (35/36), no save at AP-5 vs Sv3+, so each wound inflicts 8.5 (7.5 + ... ) on average
+    got = mean("railgun", "T8 SV3+ W100", stratagem="counterfire defence systems")
+    assert close(got, F(1, 3) * F(35, 36) * F(17, 2))
+    with pytest.raises(MathhammerError, match="T'au Empire stratagem"):
+        mathhammer.build("railgun", "knight", stratagem="counterfire defence systems")
+    with pytest.raises(MathhammerError, match="Fight phase"):
+        mathhammer.build("A1 WS4+ S8 AP0 D1", OPEN, melee=True, stratagem="counterfire defence systems")
+
+
+def test_r3_7_command_reroll_as_a_stratagem_lists_its_cp() -> None:
+    r = mathhammer.run("railgun", "knight", method="exact", stratagem="command re-roll")
+    hit = r.to_dict()["thresholds"]
+    assert r.to_dict()["stratagems"] == [{"name": "Command Re-roll", "cp": 1, "side": "attacker", "detachment": None}]
+    # R-3.7: P(hit) at BS5+ becomes 1/3 + 2/3 x 1/3 = 5/9, so the mean is 19/9 x 5/3
+    assert close(r.damage.mean(), F(19, 9) * F(5, 3)), hit
+    given = mathhammer.run("railgun", "knight", method="exact", command_reroll="hit")
+    assert given.to_dict()["stratagems"] == r.to_dict()["stratagems"]
+
+
+def test_r2_9_fire_overwatch_as_a_stratagem() -> None:
+    r = mathhammer.run(GUN, OPEN, method="exact", stratagem="fire overwatch")
+    assert close(r.damage.mean(), F(1, 6) * F(5, 6))
+    assert [s["name"] for s in r.to_dict()["stratagems"]] == ["Fire Overwatch"]
+    with pytest.raises(MathhammerError, match="TITANIC"):
+        mathhammer.run(GUN, "T12 SV2+ W30 [TITANIC]", method="exact", stratagem="fire overwatch")
+
+
+def test_stratagem_names_and_refusals() -> None:
+    with pytest.raises(ProfileError, match="unknown stratagem") as e:
+        mathhammer.build(GUN, OPEN, stratagem="focussed fire")
+    assert "Focused Fire" in e.value.hint
+    with pytest.raises(MathhammerError, match="twice"):
+        mathhammer.build(GUN, OPEN, stratagem=["command re-roll", "Command Re-roll"])
+    with pytest.raises(MathhammerError, match="its own command") as e:
+        mathhammer.build(GUN, OPEN, stratagem="tank shock")
+    assert "mathhammer tank-shock" in e.value.hint
+
+
+def test_stratagems_add_up_their_cp_in_json() -> None:
+    r = cli("shoot", GUN, "-t", OPEN, "--exact", "-f", "json", "--detachment", "montka", "--round", "2",
+            "--stratagem", "focused fire", "--stratagem", "counterfire defence systems")
+    assert r.exit_code == 0, r.output
+    used = json.loads(r.stdout)["stratagems"]
+    assert [(u["name"], u["cp"], u["side"]) for u in used] == [("Focused Fire", 1, "attacker"),
+                                                              ("Counterfire Defence Systems", 2, "defender")]
+    table = cli("shoot", GUN, "-t", OPEN, "--exact", "--detachment", "montka", "--round", "2",
+                "--stratagem", "focused fire", "--stratagem", "counterfire defence systems")
+    assert "3 CP in all" in table.stdout
+
+
+def test_refusals_on_the_command_line_are_one_line() -> None:
+    r = cli("shoot", "railgun", "-t", "knight", "--detachment", "montka", "--round", "4", "--stratagem",
+            "focused fire", "--exact")
+    assert r.exit_code == 1
+    assert "Traceback" not in r.output and "round 4" in r.stderr
+    r = cli("shoot", "railgun", "-t", "knight", "--guided", "--exact")
+    assert r.exit_code == 1 and "cannot be a Guided unit" in r.stderr
+    r = cli("shoot", "railgun", "-t", "knight", "--round", "6", "--exact")
+    assert r.exit_code == 1 and "1 to 5" in r.stderr
+
+
+def test_every_effect_names_its_rule_in_explain() -> None:
+    attack = mathhammer.build(GUN, OPEN, detachment="kauyon", round=3, guided=True, markerlight=True,
+                              stratagem=["point-blank ambush"], range=6)
+    lines = [line for line in attack.explain if "R-" in line]
+    assert any("R-11.2" in line for line in lines) and any("R-11.4" in line for line in lines)
+    assert any("R-7.4" in line and "1 CP" in line for line in lines)
+
+
+# -- Firing Deck ------------------------------------------------------------------------------
+
+def test_firing_deck_adds_one_weapon_per_embarked_model(library) -> None:
+    target = "T4 SV4+ W1000"  # so much W that the damage of the weapons adds up
+    alone = mean("gunrig", target)
+    rifles = mean("10x strike team/pulse rifle", target)
+    assert abs(mean("gunrig", target, embarked=["strike team"]) - (alone + rifles)) < 1e-9
+    attack = mathhammer.build("gunrig", target, embarked=["strike team"])
+    assert [(g.weapon.name, g.count) for g in attack.matchup.weapons] == [
+        ("Supremacy railgun", 1), ("Pulse rifle", 9), ("Pulse rifle", 1)]
+    assert any("Firing Deck 11" in line for line in attack.explain)
+
+
+def test_firing_deck_limits(library) -> None:
+    with pytest.raises(MathhammerError, match="Firing Deck 11 allows at most 11"):
+        mathhammer.build("gunrig", OPEN, embarked=["strike team", "2x breacher team"])
+    with pytest.raises(MathhammerError, match="ONE SHOT"):
+        mathhammer.build("gunrig", OPEN, embarked=["broadside battlesuits/seeker missile"])
+    with pytest.raises(MathhammerError, match="no Firing Deck"):
+        mathhammer.build("hammerhead gunship", OPEN, embarked=["strike team"])
+    assert mathhammer.build("gunrig", OPEN, embarked=["5x strike team"]).matchup.weapons[1].count == 5
+
+
+def test_compare_columns_for_the_battle(tmp_path) -> None:
+    sheet = tmp_path / "rows.csv"
+    sheet.write_text("name,weapon,detachment,round,stratagem,guided\n"
+                     f"plain,{GUN},,,,\n"
+                     f"guided,{GUN},kauyon,3,,true\n"
+                     f"trap,{GUN},montka,2,focused fire & command re-roll,\n", encoding="utf-8")
+    r = CliRunner().invoke(app, ["compare", str(sheet), "-t", OPEN, "--exact", "-f", "json"], env=ENV)
+    assert r.exit_code == 0, r.output
+    records = {rec["label"]: rec for rec in json.loads(r.stdout)["records"]} if r.stdout.strip().startswith("{") \
+        else {rec["label"]: rec for rec in json.loads(r.stdout)}
+    assert close(records["plain"]["damage"]["mean"], F(1, 2) * F(5, 6))
+    assert close(records["guided"]["damage"]["mean"], F(5, 6))
+
+
+# -- the data ---------------------------------------------------------------------------------
+
+def test_the_catalogue_reads_and_is_checked() -> None:
+    c = catalogue()
+    assert {d.id for d in c.detachments} == {"kauyon", "montka"}
+    assert {s.name for s in c.stratagems} >= {"Point-blank Ambush", "Focused Fire", "A Tempting Trap",
+                                              "Coordinate to Engage", "Pinpoint Counter-offensive",
+                                              "Counterfire Defence Systems", "Command Re-roll", "Fire Overwatch",
+                                              "Tank Shock"}
+    bad = {"schema": 1, "stratagems": [{"id": "x", "name": "X", "cp": 1, "rule": "R-1", "phases": ["shooting"],
+                                        "give": {"bs_improv": 1}, "says": "x"}]}
+    with pytest.raises(ProfileError, match="unknown key") as e:
+        read("t.yaml", bad)
+    assert "stratagems[0].give" in e.value.where
