@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, MatchupError
 from .limits import MAX_ATTACKING_MODELS
-from .model import Allocation, Battle, Context, Matchup, Method, Unit, WeaponGroup
+from .model import Allocation, Battle, CommandReroll, Context, Matchup, Method, Unit, WeaponGroup
 from .profiles import Layered, Library
 from .resolve import ResolvedTarget
 from .result import DamageResult
@@ -193,11 +193,13 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
         weapon_notes = (*weapon_notes, *(f"{attacker.name} (roster): {n}" for n in lib.roster_notes(attacker)))
     resolved = _resolve(lib, target, target_models, wounds_left, allocation) if isinstance(target, str) else target
     matchup, merged = _matchup(found, attacker, resolved, {**options, "firing_models": _count(models), "melee": melee})
+    notes, explain = weapon_notes + resolved.notes, resolved.explain + deck + merged
+    if not battle.given and matchup.context.command_reroll is CommandReroll.NONE and not matchup.context.overwatch:
+        return Attack(matchup, notes, explain)  # no army rule or stratagem to look at
     from .effects import apply
 
     applied = apply(matchup, battle, target_unit=resolved.unit)
-    return Attack(applied.matchup, weapon_notes + resolved.notes, resolved.explain + deck + merged + applied.explain,
-                  applied.stratagems)
+    return Attack(applied.matchup, notes, explain + applied.explain, applied.stratagems)
 
 
 def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, trials: int = 1_000_000,
