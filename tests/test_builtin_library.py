@@ -33,7 +33,8 @@ def test_the_gunrig_is_what_the_seed_datasheet_states(lib) -> None:  # type: ign
     assert (gun.range_inches, gun.attacks, gun.skill, gun.strength, gun.ap, gun.damage) == (72, parse("1"), 5, 20, -5,
                                                                                              parse("D6+6"))
     assert {a.ability for a in gun.abilities} == {Ability.DEVASTATING_WOUNDS, Ability.TWIN_LINKED}
-    assert gunrig.points == 90 and gunrig.model_count == 1 and "Firing Deck 11" in gunrig.unmodelled
+    assert gunrig.points == 90 and gunrig.model_count == 1 and gunrig.firing_deck == 11
+    assert not any("firing deck" in a.lower() for a in gunrig.unmodelled)
     assert {"FORTIFICATION", "VEHICLE", "TRANSPORT", "FLY", "TIDEWALL GUNRIG"} <= gunrig.keywords
 
 

@@ -308,3 +308,46 @@ def test_profiles_list_filters_by_faction(tmp_path: Path) -> None:
 def test_weapons_compare_by_their_unmodelled_abilities_too() -> None:
     rifle: Weapon = _squad("Orks").weapons[0]
     assert weapon_stats(rifle) != weapon_stats(replace(rifle, unmodelled=()))
+
+
+# --- issue 11, second pass: every faction's candidate is listed ---------------------------------
+
+
+def _squads(tmp_path: Path, *factions: tuple[str, int]) -> Library:
+    text = _library_text(*(SQUAD.format(faction=f, alias=f"squad {i}", bs=bs) for i, (f, bs) in enumerate(factions)))
+    return Library(load_file(write_profile(tmp_path, text)))
+
+
+def test_identical_profiles_of_several_factions_are_each_listed(tmp_path: Path) -> None:
+    # the Orks' Rifle is the Space Wolves' profile (BS3+): before, the two were one candidate,
+    # named after the first faction found, and an Ork player did not see "Orks/..." at all
+    lib = _squads(tmp_path, ("Space Wolves", 3), ("T'au Empire", 4), ("Orks", 3))
+    with pytest.raises(ProfileError) as e:
+        lib.find("rifle", "weapon")
+    assert e.value.what == ("ambiguous weapon name, matches 3: Orks/Battle Squad/Rifle, "
+                            "Space Wolves/Battle Squad/Rifle, T'au Empire/Battle Squad/Rifle")
+    assert "FACTION/" in (e.value.hint or "")
+    # one profile in every faction is no ambiguity: the first is as good as any
+    same = _squads(tmp_path / "same", ("Space Wolves", 3), ("Orks", 3))
+    assert same.find("rifle", "weapon").skill == 3
+
+
+def test_many_candidates_list_every_faction_once_with_a_count(tmp_path: Path) -> None:
+    # 10 factions with the BS3+ Rifle and one with BS4+ (two profiles): 11 candidates, more than
+    # the 8 listed in full, so each faction is listed once, with how many more it has (none here)
+    factions = [(f"Faction {chr(65 + i)}", 3) for i in range(10)] + [("Faction K", 4)]
+    lib = _squads(tmp_path, *factions)
+    with pytest.raises(ProfileError) as e:
+        lib.find("rifle", "weapon")
+    assert e.value.what.startswith("ambiguous weapon name, matches 11 in 11 factions: Faction A/Battle Squad/Rifle, ")
+    assert all(f"Faction {chr(65 + i)}/Battle Squad/Rifle" in e.value.what for i in range(11))
+    assert "…" not in e.value.what
+
+
+def test_the_built_in_lascannon_candidates_name_space_marines() -> None:
+    # the Space Marines' Devastator Squad carries a Lascannon (imperium-space-marines.cat) whose
+    # profile other factions' units carry too: it used to be listed under another faction only
+    lib = load_library(use_env=False)
+    with pytest.raises(ProfileError) as e:
+        lib.find("lascannon", "weapon")
+    assert "Space Marines/" in e.value.what and "(+" in e.value.what

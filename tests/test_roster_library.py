@@ -121,6 +121,26 @@ def _fusion_mean(guns: int, wounds: int = 26) -> Fraction:
     return sum((min(k, wounds) * p for k, p in total.items()), Fraction(0))
 
 
+def _sunforge_mean(wounds: int = 26) -> Fraction:
+    """Mean wounds lost by the Knight Paladin to the first Crisis Sunforge team of gwapp-tau.txt
+    (lines 17-29): 6 Fusion blasters (as :func:`_fusion_mean`) and the two Gun Drones of the
+    Shas'ui, each a Twin pulse carbine (tau-empire.cat entry 1ad0-be27-ab4c-3459: 20" A2 BS5+ S5
+    AP0 D1 [ASSAULT, TWIN-LINKED]; ruling M58). Each of its 4 attacks: hit 5+ (1/3), S5 vs T11
+    wounds on 6+ re-rolled (TWIN-LINKED: 1 - (5/6)^2 = 11/36), the 3+ armour save fails 1/3 (AP0;
+    better than the 5+ invulnerable save), 1 damage: 11/324. The total is capped at the Knight's
+    26 wounds (enumerated exactly)."""
+    fusion = {0: Fraction(8, 9), **{d: Fraction(1, 54) for d in range(1, 7)}}
+    carbine = {0: 1 - Fraction(11, 324), 1: Fraction(11, 324)}
+    total = {0: Fraction(1)}
+    for one in [fusion] * 6 + [carbine] * 4:
+        nxt: dict[int, Fraction] = {}
+        for a, p in total.items():
+            for b, q in one.items():
+                nxt[a + b] = nxt.get(a + b, Fraction(0)) + p * q
+        total = nxt
+    return sum((min(k, wounds) * p for k, p in total.items()), Fraction(0))
+
+
 def _json(args: list[str]) -> dict:
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output
@@ -135,9 +155,10 @@ def test_shoot_with_a_roster_fires_the_unit_as_listed(shared_data: Path) -> None
     # them: 6 Fusion blasters (12" A1 BS4+ S9 AP-4 D D6 [MELTA 2]). Against the Knight Paladin
     # (T11 Sv3+, 5+ invulnerable against ranged attacks), not at half range: hit 1/2, S9 < T11
     # wounds on 5+ (1/3), AP-4 makes the armour save 7+ so the 5+ invulnerable save is taken
-    # (fails 2/3), D6 each; the Knight's 26 wounds cap the total (_fusion_mean).
-    assert [(w["name"], w["count"]) for w in doc["weapons"]] == [("Fusion blaster", 6)]
-    assert doc["damage"]["mean"] == pytest.approx(float(_fusion_mean(6)), abs=1e-9)
+    # (fails 2/3), D6 each; the Knight's 26 wounds cap the total (_fusion_mean). The Shas'ui's
+    # "2x Gun Drone" are their drones' two Twin pulse carbines (ruling M58, _sunforge_mean).
+    assert [(w["name"], w["count"]) for w in doc["weapons"]] == [("Fusion blaster", 6), ("Twin pulse carbine", 2)]
+    assert doc["damage"]["mean"] == pytest.approx(float(_sunforge_mean()), abs=1e-9)
     assert _fusion_mean(6) < Fraction(7, 3)  # the cap matters: 6 x 1/9 x 7/2 uncapped
 
 
@@ -194,10 +215,11 @@ def test_compare_ranks_every_unit_of_a_roster(shared_data: Path) -> None:
     assert r.exit_code == 0, r.output
     records = json.loads(r.stdout)["records"]
     labels = {rec["label"]: rec for rec in records}
-    # the first Crisis Sunforge team (gwapp-tau.txt line 17, 125 points) shoots; its fists fight
+    # the first Crisis Sunforge team (gwapp-tau.txt line 17, 125 points) shoots, its Gun Drones
+    # too; its fists fight
     sunforge = labels["Crisis Sunforge Battlesuits: shoot"]
     assert sunforge["points"] == 125
-    assert sunforge["damage"]["mean"] == pytest.approx(float(_fusion_mean(6)), abs=1e-9)
+    assert sunforge["damage"]["mean"] == pytest.approx(float(_sunforge_mean()), abs=1e-9)
     assert all(rec["target"] == "knight" for rec in records)
     assert len({rec["row"] for rec in records}) == len(records)
 

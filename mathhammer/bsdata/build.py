@@ -85,6 +85,7 @@ def import_files(paths: Sequence[Path], *, faction: str | None = None) -> Import
     if not any(f.units for f in factions):
         raise ProfileError("no unit in the files", where=", ".join(str(p) for p in paths)[:200],
                            hint="give the faction catalogues (.cat) as well as the game system (.gst)")
+    _shared_aliases(by_faction.values())
     for f in factions:
         _unique_names(f)
     return Imported(factions=factions, files=[c.file for c in loaded.named])
@@ -114,6 +115,36 @@ def _add(by_faction: dict[str, Faction], cat: Catalogue, result: UnitResult) -> 
     f.assumptions.extend(result.assumptions)
     if result.data is not None:
         f.units.append(result.data)
+
+
+def _shared_aliases(factions: Any) -> None:
+    """Keep a carrier's alias ("Gun Drone", see :func:`.units.read_unit`) only where it names the
+    same weapon (name and profile) in every unit that has it, and no weapon of the import is
+    called so: a weapon alias names one profile across the library."""
+    def key(text: str) -> str:
+        return " ".join(text.lower().split())
+
+    weapons = [w for f in factions for u in f.units for w in u["weapons"]]
+    names = {key(w["name"]) for w in weapons} | {key(w["name"].partition(" - ")[0]) for w in weapons}
+
+    def needless(w: dict[str, Any], alias: str) -> bool:
+        # "Missile pod (Missile Drone)": the name says its carrier already (rosters read that)
+        return key(w["name"]).endswith(f"({key(alias)})")
+
+    profiles: dict[str, set[str]] = {}
+    for w in weapons:
+        same = repr(sorted((k, repr(v)) for k, v in w.items() if k != "aliases"))
+        for a in w.get("aliases", []):
+            if not needless(w, a):
+                profiles.setdefault(key(a), set()).add(same)
+    clash = {a for a, seen in profiles.items() if len(seen) > 1 or a in names}
+    for w in weapons:
+        if any(key(a) in clash or needless(w, a) for a in w.get("aliases", [])):
+            kept = [a for a in w["aliases"] if key(a) not in clash and not needless(w, a)]
+            if kept:
+                w["aliases"] = kept
+            else:
+                del w["aliases"]
 
 
 def _unique_names(f: Faction) -> None:

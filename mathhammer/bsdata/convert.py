@@ -17,12 +17,12 @@ from xml.etree.ElementTree import Element
 
 from .. import dice
 from ..errors import ProfileError
-from ..limits import MAX_AP, MAX_CHARACTERISTIC, MAX_RANGE, MAX_WOUNDS
+from ..limits import MAX_AP, MAX_ATTACKING_MODELS, MAX_CHARACTERISTIC, MAX_RANGE, MAX_WOUNDS
 from ..model import Ability
 from ..notation import parse_ability
 
-__all__ = ["RANGED", "MELEE", "UNIT", "characteristics", "defences", "statline_dict", "weapon_dict",
-           "split_keywords"]
+__all__ = ["RANGED", "MELEE", "UNIT", "NAMED_RULES", "characteristics", "defences", "statline_dict", "weapon_dict",
+           "split_keywords", "unit_rule"]
 
 #: BSData profile type names read by this module.
 RANGED = "Ranged Weapons"
@@ -249,3 +249,20 @@ def defences(abilities: Iterable[tuple[str, str]]) -> dict[str, Any]:
     if fnps:
         out["feel_no_pain"] = min(fnps)
     return out
+
+
+#: Datasheet abilities an army rule refers to, as the profile's ``rules:`` spells them (lower-case key).
+NAMED_RULES = {"for the greater good": "For the Greater Good"}
+_FIRING_DECK = re.compile(r"firing deck\s*([0-9]{1,4})", re.IGNORECASE)
+
+
+def unit_rule(name: str) -> tuple[str, int | str] | None:
+    """What a datasheet ability's name gives a profile: ``("firing_deck", N)`` for "Firing Deck N"
+    (1 to MAX_ATTACKING_MODELS), ``("rules", NAME)`` for a rule of :data:`NAMED_RULES` ("For The
+    Greater Good" -> "For the Greater Good"); None for any other (kept as text)."""
+    text = " ".join(name.split())
+    m = _FIRING_DECK.fullmatch(text)
+    if m and 1 <= int(m[1]) <= MAX_ATTACKING_MODELS:
+        return "firing_deck", int(m[1])
+    rule = NAMED_RULES.get(text.lower())
+    return ("rules", rule) if rule else None

@@ -18,7 +18,16 @@ How a catalogue's entry is read (see docs/import.md for the why of each choice):
   another ranged weapon, and a second melee weapon, are left out of the loadout (a model
   shoots with one and fights with one): they are options.
 - **Options** of a statline: every other weapon its model entry can take, and the weapons of
-  the optional model types of the same group (a model that may replace it).
+  the optional model types (no default count) of the same group, or of a sub-group with no model
+  of a default count of its own (a model that may replace it: the Pathfinders' "Special Weapons
+  (0-3)"). An optional model type beside no model it could replace is reported as a problem and
+  its weapons are options of the unit's most numerous statline (ruling M56).
+- **Carriers**: a wargear entry without a weapon profile whose weapons are entries it must take
+  once ("Gun Drone" -> its twin pulse carbine) gives its one weapon an alias of its name, so a
+  roster line naming the drone fires the weapon (ruling M58; :func:`.build.import_files` drops
+  an alias that would name different profiles).
+- **Named abilities**: ``Firing Deck N`` -> ``firing_deck``, "For the Greater Good" -> ``rules``
+  (ruling M57).
 - **Points**: the entry's ``pts`` cost is the smallest size's; a ``set`` modifier of the cost
   under one condition "at least N (or more than N-1) selections" of the unit's models (or of a
   model type, or of the group holding them) is the size of N models. Other cost modifiers
@@ -37,7 +46,7 @@ from typing import Any
 from .. import dice
 from ..errors import ProfileError
 from .catalogue import Catalogue, Index
-from .convert import DAMAGE_TEXT, MELEE, RANGED, UNIT, characteristics, defences, statline_dict, weapon_dict
+from .convert import DAMAGE_TEXT, MELEE, RANGED, UNIT, characteristics, defences, statline_dict, unit_rule, weapon_dict
 
 __all__ = ["Problem", "UnitResult", "read_unit"]
 
@@ -45,6 +54,8 @@ _WEAPON_TYPES = (RANGED, MELEE)
 _MAX_DEPTH = 12
 _DEADLY_DEMISE = re.compile(r"deadly demise\s+(\S+)$", re.IGNORECASE)
 _DEFENSIVE_ABILITIES = {"stealth": "Stealth"}
+#: A wargear name that counts more than one of something ("Two twin volkite chargers"): no carrier alias.
+_COUNTED = re.compile(r"(?:[2-9]|[1-9][0-9]+|two|three|four|five|six|seven|eight|nine|ten)\b")
 #: Groups and entries that are not a unit's matched-play wargear: Crusade (narrative) upgrades,
 #: army-level enhancements and similar; their weapons are neither loadouts nor options.
 _NOT_WARGEAR = re.compile(r"crusade|weapon modifications|weapon upgrades|enhancement|battle (?:traits|honours|scars)"
@@ -83,8 +94,9 @@ def _clean(name: str) -> str:
     return " ".join(name.replace("\u27a4", " ").split())
 
 
-def _bound(node: ET.Element, link: ET.Element | None, kind: str) -> int | None:
-    """The ``min``/``max`` selections-per-parent constraint of an entry (its link's first)."""
+def _bound(node: ET.Element, link: ET.Element | None, kind: str, parent: str = "") -> int | None:
+    """The ``min``/``max`` selections-per-parent constraint of an entry (its link's first);
+    ``parent``: the id of the group holding the entry, a scope that means the same as "parent"."""
     for src in (link, node):
         if src is None:
             continue
@@ -92,7 +104,8 @@ def _bound(node: ET.Element, link: ET.Element | None, kind: str) -> int | None:
             if holder.tag != "constraints":
                 continue
             for c in holder:
-                if (c.get("type") == kind and c.get("field") == "selections" and c.get("scope") == "parent"):
+                if (c.get("type") == kind and c.get("field") == "selections"
+                        and (c.get("scope") == "parent" or (parent and c.get("scope") == parent))):
                     try:
                         return int(float(c.get("value", "0")))
                     except ValueError:
@@ -100,8 +113,8 @@ def _bound(node: ET.Element, link: ET.Element | None, kind: str) -> int | None:
     return None
 
 
-def _default_amount(node: ET.Element, link: ET.Element | None) -> int:
-    low = _bound(node, link, "min") or 0
+def _default_amount(node: ET.Element, link: ET.Element | None, parent: str = "") -> int:
+    low = _bound(node, link, "min", parent) or 0
     for src in (link, node):
         if src is not None and src.get("defaultAmount"):
             try:
@@ -120,7 +133,10 @@ def _is_model(node: ET.Element) -> bool:
 class _Gear:
     """Weapons met while walking a model's entries: (profile, count chosen by default), in order."""
 
-    items: list[tuple[ET.Element, int, str]] = field(default_factory=list)  # (profile, count, entry name)
+    #: (profile, count, name of the entry holding the weapon's entry, carrier): ``carrier`` is the
+    #: wargear entry that comes with this weapon ("Gun Drone" -> its twin pulse carbine), set on
+    #: the profile a loadout takes, "" for others
+    items: list[tuple[ET.Element, int, str, str]] = field(default_factory=list)
     guessed: list[str] = field(default_factory=list)
 
 
@@ -131,35 +147,45 @@ class _Walker:
         self.max_total = 0
         #: (models in all, model entry id -> count) of each upgrade holding models ("20 Gretchin and 2 Runtherds")
         self.alternatives: list[tuple[int, dict[str, int]]] = []
+        #: optional model entries of the last :meth:`models` call's unit that replace no model of it
+        self.unplaced: list[ET.Element] = []
 
     # -- models --------------------------------------------------------------------------------
 
     def models(self, unit: ET.Element) -> list[tuple[ET.Element, ET.Element | None, int, list[ET.Element]]]:
-        """(model entry, link, default count, optional sibling model entries) of a unit, in order."""
+        """(model entry, link, default count, optional model entries it may be replaced by) of a
+        unit, in order. :attr:`unplaced` is set to the optional model entries that sit beside no
+        model with a default count (nothing they could replace)."""
         out: list[tuple[ET.Element, ET.Element | None, int, list[ET.Element]]] = []
         self.max_total = 0
         self.alternatives = []
-        self._models_in(unit, None, out, 0, set())
+        self.unplaced = self._models_in(unit, None, out, 0, set())
         return out
 
     def _models_in(self, node: ET.Element, group: ET.Element | None,
                    out: list[tuple[ET.Element, ET.Element | None, int, list[ET.Element]]], depth: int,
-                   seen: set[str], capped: bool = False) -> None:
-        """Model entries under ``node``; ``capped`` when an enclosing group's max already counts them."""
+                   seen: set[str], capped: bool = False) -> list[ET.Element]:
+        """Model entries under ``node``; ``capped`` when an enclosing group's max already counts them.
+
+        Returns the optional model entries (no default count) of ``node`` and its sub-groups that
+        found no model with a default count beside them: the enclosing group gives them to its
+        own models ("Pathfinders w/ ion rifle" in "Special Weapons (0-3)" inside "Pathfinders").
+        """
         if depth > _MAX_DEPTH:
-            return
+            return []
+        loose: list[ET.Element] = []
         group_max = _bound(group, None, "max") if group is not None else None
         members: list[tuple[ET.Element, ET.Element | None, int]] = []
         # upgrades that hold models ("10 Gretchin and 1 Runtherd" in a "Unit Composition" group)
         containers: list[tuple[ET.Element, ET.Element | None]] = []
         for child, link in self.index.children(node):
             if _is_model(child):
-                members.append((child, link, _default_amount(child, link)))
+                members.append((child, link, _default_amount(child, link, node.get("id", ""))))
             elif child.get("id", "") in seen or _skipped(child, link):
                 continue
             elif child.tag == "selectionEntryGroup":
-                self._models_in(child, child, out, depth + 1, seen | {child.get("id", "")},
-                                capped or bool(group_max))
+                loose += self._models_in(child, child, out, depth + 1, seen | {child.get("id", "")},
+                                         capped or bool(group_max))
             elif any(_is_model(c) for c, _ in self.index.children(child)):
                 containers.append((child, link))
         for cont, _ in containers:
@@ -174,9 +200,9 @@ class _Walker:
             chosen = next((c for c in containers if default and default in (
                 c[0].get("id"), c[1].get("id") if c[1] is not None else None)), None)
             chosen = chosen or next((c for c in containers if _default_amount(*c) > 0), containers[0])
-            self._models_in(chosen[0], None, out, depth + 1, seen | {chosen[0].get("id", "")}, capped)
+            loose += self._models_in(chosen[0], None, out, depth + 1, seen | {chosen[0].get("id", "")}, capped)
         if not members:
-            return
+            return loose
         if not capped:
             self.max_total += group_max if group_max else sum(_bound(m, lk, "max") or n for m, lk, n in members)
         if group is not None:
@@ -190,10 +216,13 @@ class _Walker:
                     pick = maxes.index(max(maxes))
                 m, lk, n = members[pick]
                 members[pick] = (m, lk, n + need)
-        optional = [m for m, _, n in members if n == 0]
+        optional = [m for m, _, n in members if n == 0] + loose
+        if not any(n > 0 for _, _, n in members):
+            return optional
         for m, lk, n in members:
             if n > 0:
                 out.append((m, lk, n, optional))
+        return []
 
     # -- gear ----------------------------------------------------------------------------------
 
@@ -204,16 +233,40 @@ class _Walker:
         self._walk(entry, count, acc, 0, {entry.get("id", "")}, _clean(entry.get("name", "")))
         return acc
 
-    def _own_profiles(self, node: ET.Element, link: ET.Element | None, count: int, acc: _Gear, owner: str) -> None:
-        """The weapon profiles of one entry; ``owner`` is the model or wargear entry carrying it."""
-        found = [p for p in self.index.profiles(node, link) if p.get("typeName") in _WEAPON_TYPES]
+    def _weapon_profiles(self, node: ET.Element, link: ET.Element | None) -> list[ET.Element]:
+        return [p for p in self.index.profiles(node, link) if p.get("typeName") in _WEAPON_TYPES]
+
+    def _own_profiles(self, node: ET.Element, link: ET.Element | None, count: int, acc: _Gear, owner: str,
+                      carrier: str = "") -> None:
+        """The weapon profiles of one entry; ``owner`` is the model or wargear entry carrying it,
+        ``carrier`` the wargear entry that comes with it (if any)."""
+        found = self._weapon_profiles(node, link)
         # the "- strike" profile where there is one (docs/profiles.md), else the first
         chosen = next((p for p in found if _clean(p.get("name", "")).lower().endswith("- strike")), None)
         chosen = found[0] if chosen is None and found else chosen
         for p in found:
-            acc.items.append((p, count if p is chosen else 0, owner))
+            acc.items.append((p, count if p is chosen else 0, owner, carrier if p is chosen else ""))
 
-    def _walk(self, node: ET.Element, count: int, acc: _Gear, depth: int, stack: set[str], owner: str) -> None:
+    def _carrier(self, entry: ET.Element, link: ET.Element | None) -> str:
+        """The name under which ``entry`` carries its weapons: a wargear entry without a weapon
+        profile of its own whose weapons are all entries it must take once ("Gun Drone" -> 1 twin
+        pulse carbine, "Recon drone" -> 1 drone burst cannon); "" for any other entry (one with a
+        choice of weapons, or with two of one: "Two heavy flamers")."""
+        if entry.get("type") != "upgrade" or self._weapon_profiles(entry, link):
+            return ""
+        for child, lk in self.index.children(entry):
+            if _skipped(child, lk):
+                continue
+            if child.tag != "selectionEntry":
+                return ""
+            if self._weapon_profiles(child, lk) and (_default_amount(child, lk) != 1 or
+                                                      (_bound(child, lk, "max") or 1) != 1):
+                return ""
+        return _clean((link.get("name", "") if link is not None else "") or entry.get("name", ""))
+
+    def _walk(self, node: ET.Element, count: int, acc: _Gear, depth: int, stack: set[str], owner: str,
+              carrier: str = "") -> None:
+        """Weapons under ``node``; ``carrier``: ``node`` is a wargear entry whose required weapons it names."""
         if depth > _MAX_DEPTH:
             return
         for child, link in self.index.children(node):
@@ -221,9 +274,11 @@ class _Walker:
             if ident in stack or _is_model(child) or _skipped(child, link):
                 continue
             if child.tag == "selectionEntry":
-                n = count * _default_amount(child, link)
-                self._own_profiles(child, link, n, acc, owner)
-                self._walk(child, n, acc, depth + 1, stack | {ident}, _clean(child.get("name", "")))
+                amount = _default_amount(child, link)
+                n = count * amount
+                self._own_profiles(child, link, n, acc, owner, carrier if amount > 0 else "")
+                self._walk(child, n, acc, depth + 1, stack | {ident}, _clean(child.get("name", "")),
+                           self._carrier(child, link))
             else:
                 self._group(child, link, count, acc, depth, stack | {ident}, owner)
 
@@ -247,7 +302,8 @@ class _Walker:
             ident = child.get("id", "")
             if child.tag == "selectionEntry":
                 self._own_profiles(child, lk, count * n, acc, owner)
-                self._walk(child, count * n, acc, depth + 1, stack | {ident}, _clean(child.get("name", "")))
+                self._walk(child, count * n, acc, depth + 1, stack | {ident}, _clean(child.get("name", "")),
+                           self._carrier(child, lk))
             else:
                 self._group(child, lk, count * max(n, 1) if n else count, acc, depth + 1, stack | {ident}, owner)
 
@@ -396,6 +452,12 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     if not model_list:
         result.problems.append(Problem(name, "unit", "no model entry with a default count and no statline"))
         return result
+    carriers: dict[str, list[str]] = {}  # carrier name -> the weapons it comes with
+
+    def carried_by(carrier: str, wname: str | None) -> None:
+        """Note that ``carrier`` comes with ``wname`` ("" for a weapon that could not be read)."""
+        if carrier and (wname or "") not in carriers.setdefault(carrier, []):
+            carriers[carrier].append(wname or "")
     weapons: dict[str, dict[str, Any]] = {}
     order: list[str] = []
     models: list[dict[str, Any]] = []
@@ -454,8 +516,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
         result.assumptions.extend(f"{name}: {g}" for g in gear.guessed)
         loadout: dict[str, int] = {}
         options: list[str] = []
-        for profile, n, owner in gear.items:
+        for profile, n, owner, carrier in gear.items:
             wname = add_weapon(profile, owner)
+            carried_by(carrier, wname)
             if wname is None:
                 continue
             if n > 0:
@@ -463,8 +526,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
             elif wname not in options:
                 options.append(wname)
         for other in optional:
-            for profile, _n, owner in walker.gear(other, None).items:
+            for profile, _n, owner, carrier in walker.gear(other, None).items:
                 wname = add_weapon(profile, owner)
+                carried_by(carrier, wname)
                 if wname is not None and wname not in options:
                     options.append(wname)
         loadout = _attacks_with(loadout, weapons, options)
@@ -488,8 +552,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
         top = _Gear()
         walker._walk(unit, 1, top, 0, {unit.get("id", "")} | {m.get("id", "") for m, *_ in model_list}, name)
         main = max(models, key=lambda m: m["count"])
-        for profile, n, owner in top.items:
+        for profile, n, owner, carrier in top.items:
             wname = add_weapon(profile, owner)
+            carried_by(carrier, wname)
             if wname is None:
                 continue
             each, rest = divmod(n, main["count"])
@@ -498,6 +563,18 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
                 gear_list.append(wname if each == 1 else {"name": wname, "count": each})
             elif wname not in main.get("options", []) and not _carried(main, wname):
                 main.setdefault("options", []).append(wname)
+    # optional model types beside no model they could replace (a unit of 1-3 Broadsides): not a
+    # statline (a statline has at least one model); their weapons are the main statline's options
+    main = max(models, key=lambda m: m["count"])
+    for other in walker.unplaced if not _is_model(unit) else ():
+        for profile, _n, owner, carrier in walker.gear(other, None).items:
+            wname = add_weapon(profile, owner)
+            carried_by(carrier, wname)
+            if wname is not None and wname not in main.get("options", []) and not _carried(main, wname):
+                main.setdefault("options", []).append(wname)
+        result.problems.append(Problem(name, f"model {_clean(other.get('name', ''))!r}",
+                                       "an optional model type (none by default) that replaces no model of the "
+                                       f"unit: not a statline; its weapons are options of {main['name']!r}"))
     abilities = list(dict.fromkeys(walker.abilities(ability_nodes)))
     data: dict[str, Any] = {"name": name, "faction": cat.faction}
     base = _cost(unit, link)
@@ -514,6 +591,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     data.update(defences(abilities))
     unmodelled: list[str] = []
     unit_abilities: list[str] = data.pop("abilities", [])
+    rules: list[str] = []
     for aname, text in abilities:
         low = aname.lower()
         if DAMAGE_TEXT.fullmatch(" ".join(text.replace("\xa0", " ").split())):
@@ -529,6 +607,14 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
         if low in _DEFENSIVE_ABILITIES:
             unit_abilities.append(_DEFENSIVE_ABILITIES[low].upper())
             continue
+        read = unit_rule(aname)
+        if read is not None and read[0] == "firing_deck" and "firing_deck" not in data:
+            data["firing_deck"] = read[1]
+            continue
+        if read is not None and read[0] == "rules":
+            if read[1] not in rules:
+                rules.append(str(read[1]))
+            continue
         if aname and aname not in unmodelled:
             unmodelled.append(aname)
     if "deadly_demise" in data:
@@ -536,14 +622,42 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
             dice.parse(str(data["deadly_demise"]))
         except ProfileError:
             unmodelled.append(f"Deadly Demise {data.pop('deadly_demise')}")
+    if rules:
+        data["rules"] = rules
     if unit_abilities:
         data["abilities"] = sorted(set(unit_abilities))
     data["keywords"] = _keywords(index, unit, link)
     if unmodelled:
         data["unmodelled"] = unmodelled
+    _carrier_aliases(carriers, weapons)
     data["weapons"] = [weapons[k] for k in order]
     result.data = data
     return result
+
+
+def _carrier_aliases(carriers: dict[str, list[str]], weapons: dict[str, dict[str, Any]]) -> None:
+    """A wargear entry that comes with one weapon names it: "Gun Drone" becomes an alias of the
+    drone's "Twin pulse carbine" (a text roster lists the drone, not its weapon). A carrier of
+    several weapons, or named as a weapon of the unit, gives no alias (an alias names one weapon;
+    :func:`.build.import_files` also drops one that would name different weapons in the library)."""
+    names = {k for k in weapons} | {_base(w["name"]) for w in weapons.values()}
+    for carrier, carried in carriers.items():
+        key = " ".join(carrier.lower().split())
+        if len(carried) != 1 or not carried[0] or key in names or _COUNTED.match(key):
+            continue
+        w = weapons[carried[0].lower()]
+        aliases = [*w.get("aliases", [])]
+        if key not in (a.lower() for a in aliases):
+            aliases.append(carrier)
+        rebuilt = {"name": w["name"], "aliases": aliases}
+        rebuilt.update({k: v for k, v in w.items() if k not in ("name", "aliases")})
+        w.clear()
+        w.update(rebuilt)
+
+
+def _base(name: str) -> str:
+    """A weapon's name without its profile (``Plasma gun - supercharge`` -> ``plasma gun``), lower case."""
+    return " ".join(name.partition(" - ")[0].lower().split())
 
 
 def _pick(profiles: list[ET.Element], model: str) -> ET.Element:

@@ -162,20 +162,44 @@ class Library:
             hits = _current(index, kind, self._in_scope(kind, stage(kind, q)))
             if hits:
                 # identical profiles found under one name in several units (a Meltagun) count once
-                first: dict[int, int] = {}
+                first: dict[object, int] = {}
                 for k in hits:
                     first.setdefault(index.weapon_profile[k] if kind == "weapon" else k, k)
-                distinct = list(first.values())
-                if len(distinct) == 1:
-                    return index.unit(distinct[0]) if kind == "unit" else index.weapon(distinct[0])
-                labels = self._labels(kind, distinct)
-                shown = ", ".join(sorted(labels)[:8]) + (", …" if len(labels) > 8 else "")
-                raise ProfileError(f"ambiguous {kind} name, matches {len(labels)}: {shown}", where=kind, value=query,
-                                   hint="type more of the name" + (", or UNIT/WEAPON" if kind == "weapon" else "")
-                                   + (", or FACTION/..." if any("/" in label for label in labels) else ""))
+                if len(first) == 1:
+                    k = next(iter(first.values()))
+                    return index.unit(k) if kind == "unit" else index.weapon(k)
+                raise self._ambiguous(kind, query, hits)
         if not substring:
             return None
         raise self.unknown(query, (kind,))
+
+    def _ambiguous(self, kind: str, query: str, hits: list[int]) -> ProfileError:
+        """The error for a name that finds several profiles: the candidates, one per profile and
+        faction (an identical Meltagun of two factions is listed under each, so every player sees
+        their own faction's unit); with more than eight of several factions, each faction's first
+        candidate and how many more it has."""
+        index = self._index
+        per: dict[tuple[object, str], int] = {}
+        for k in hits:
+            owner = k if kind == "unit" else index.weapon_unit[k]
+            profile = index.weapon_profile[k] if kind == "weapon" else k
+            per.setdefault((profile, faction_key(index.unit_faction[owner])), k)
+        labels = sorted(self._labels(kind, list(per.values())), key=str.lower)
+        factions: dict[str, list[str]] = {}
+        for label in labels:
+            head, slash, _ = label.partition("/")
+            factions.setdefault(head if slash else "", []).append(label)
+        qualified = len(factions) > 1
+        if len(labels) <= 8 or not qualified:
+            shown = ", ".join(labels[:8]) + (", …" if len(labels) > 8 else "")
+            what = f"ambiguous {kind} name, matches {len(labels)}: {shown}"
+        else:
+            shown = ", ".join(group[0] + (f" (+{len(group) - 1} more)" if len(group) > 1 else "")
+                              for group in factions.values())
+            what = f"ambiguous {kind} name, matches {len(labels)} in {len(factions)} factions: {shown}"
+        return ProfileError(what, where=kind, value=query,
+                            hint="type more of the name" + (", or UNIT/WEAPON" if kind == "weapon" else "")
+                            + (", or FACTION/..." if qualified else ""))
 
     def _in_scope(self, kind: str, rows: list[int]) -> list[int]:
         if self._scope is None:

@@ -89,16 +89,32 @@ class _Weapons:
         self.single: dict[str, list[Weapon]] = {}
         self.profiles: dict[str, list[Weapon]] = {}
         self.carrier: dict[str, list[Weapon]] = {}
+        #: the keys (exact and singular) that are a weapon's alias and no weapon's name: what
+        #: carries a weapon ("Gun Drone", an alias the importer gives its twin pulse carbine)
+        self.aliased: set[str] = set()
+        names: set[str] = set()
         for w in unit.weapons:
+            names.update((key(w.name), singular_key(w.name)))
             for n in (w.name, *w.aliases):
                 self.exact.setdefault(key(n), []).append(w)
                 self.single.setdefault(singular_key(n), []).append(w)
+                if n is not w.name:
+                    self.aliased.update((key(n), singular_key(n)))
             base, dash, _ = clean(w.name).partition(" - ")
             if dash:  # "Ion cannon - standard" / "- overcharge": profiles of one weapon
                 self.profiles.setdefault(singular_key(base), []).append(w)
             head, paren, tail = clean(w.name).partition(" (")
             if paren and tail.endswith(")"):  # "Twin pulse carbine (Gun Drone)": the drone's weapon
                 self.carrier.setdefault(singular_key(tail[:-1]), []).append(w)
+        self.aliased -= names
+
+    def by_carrier(self, item: str) -> bool:
+        """Whether ``item`` names a weapon by what carries it (an alias that is no weapon's name)."""
+        k, s = key(item), singular_key(item)
+        if k in self.exact or s in self.single:
+            return k in self.aliased or (k not in self.exact and s in self.aliased)
+        carrier, with_, _ = clean(item).partition(" with ")
+        return bool(with_) and self.by_carrier(carrier)
 
     def resolve(self, item: str) -> tuple[list[str], str]:
         """The weapon names ``item`` stands for, and a note when a choice was made."""
@@ -192,13 +208,23 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
                                                         "default loadout"))
             continue
         totals: list[tuple[str, int]] = []
+        by_carrier: list[tuple[str, str, int]] = []  # (item, weapon, copies) named by what carries it
         for item, n in m.weapons:
             names, note = weapons.resolve(item)
             if note:
                 notes.append(Note(m.line or entry.line, note))
             if not names:
                 unfired[clean(item)] = None
-            totals += [(w, n) for w in names]
+            if names and weapons.by_carrier(item):
+                by_carrier += [(clean(item), w, n) for w in names]
+            else:
+                totals += [(w, n) for w in names]
+        named = {w for w, _ in totals}
+        for item, w, n in by_carrier:  # "Gun Drone" and its "Twin pulse carbine" both listed: counted once
+            if w in named:
+                notes.append(Note(m.line or entry.line, f"{item}: its {w} is listed as well, counted once"))
+            else:
+                totals.append((w, n))
         groups += [replace(st, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
     if unfired:
         notes.append(Note(entry.line, f"not weapons of {found.name} in the library, kept as wargear (not fired): "

@@ -291,6 +291,18 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
     if any(key(n) == "stealth" for n, _ in rules + abilities):
         data["abilities"] = ["STEALTH"]
     modelled = {"stealth"} | ({"invulnerable save"} if "invulnerable" in data else set())
+    named: list[str] = []
+    for aname, _ in abilities + rules:  # "Firing Deck 2", "For the Greater Good": as the importer reads them
+        read = convert.unit_rule(aname)
+        if read is None or (read[0] == "firing_deck" and "firing_deck" in data):
+            continue
+        modelled.add(key(aname))
+        if read[0] == "firing_deck":
+            data["firing_deck"] = read[1]
+        elif read[1] not in named:
+            named.append(str(read[1]))
+    if named:
+        data["rules"] = named
     unmodelled = sorted({n for n, _ in abilities + rules if key(n) not in modelled
                          and not (key(n).startswith("feel no pain") and "feel_no_pain" in data)}, key=key)
     if unmodelled:
