@@ -103,6 +103,18 @@ def test_r11_2_markerlight_ignores_cover_only_for_the_spotted_unit() -> None:
 def test_r11_1_a_unit_without_the_ability_cannot_be_guided(library) -> None:
     with pytest.raises(MathhammerError, match="For the Greater Good"):
         mathhammer.build("intercessor squad", OPEN, guided=True)  # Space Marines
+    # a Strike Team has the ability (its profile's rules); Guided, its pulse rifles hit on 3+
+    strike = mathhammer.build("strike team/pulse rifle", OPEN, guided=True)
+    assert strike.matchup.context.bs_improve == 1
+
+
+def test_r11_6_an_observer_with_markerlight_in_its_profile(library) -> None:
+    # Pathfinders have MARKERLIGHT: as the Observer using Coordinate to Engage their attacks at the
+    # Spotted unit ignore cover without --markerlight
+    attack = mathhammer.build("pathfinder team/pulse carbine", OPEN, observer=True, detachment="kauyon", round=1,
+                              stratagem="coordinate to engage")
+    assert "IGNORES COVER" in str(attack.matchup.weapon.abilities)
+    assert attack.matchup.context.bs_improve == 1
 
 
 def test_r11_1_guided_only_in_the_shooting_phase() -> None:
