@@ -98,8 +98,9 @@ def test_repeated_single_value_option_is_an_error(path: list[str], opt: str, val
                   ("profiles", "show"): ["railgun"], ("profiles", "list"): [], ("sweep",): ["railgun"],
                   ("compare",): [str(examples / "tau-anti-tank.csv")],
                   ("profiles", "import"): [str(tmp_path / "none.cat")],
-                  ("roster", "show"): [str(tmp_path / "none.ros")]}[tuple(path)]
-    takes_target = path[0] in ("shoot", "fight", "compare")
+                  ("roster", "show"): [str(tmp_path / "none.ros")],
+                  ("tank-shock",): ["gunrig"], ("deadly-demise",): ["gunrig"]}[tuple(path)]
+    takes_target = path[0] in ("shoot", "fight", "compare", "tank-shock")
     extra = ["-t", "knight"] if takes_target and opt not in ("--target", "-t") else []
     r = run(*path, *positional, *extra, opt, values[0], opt, values[1])
     assert r.exit_code == 1, r.output

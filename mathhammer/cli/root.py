@@ -11,6 +11,7 @@ from .. import __version__
 from . import _io, _startup
 from ._command import Command, Group
 from .compare import compare
+from .events import deadly_demise, tank_shock
 from .profiles import app as profiles_app
 from .roster import app as roster_app
 from .shoot import fight, shoot
@@ -46,6 +47,8 @@ app.command("shoot", cls=Command, no_args_is_help=True)(shoot)
 app.command("fight", cls=Command, no_args_is_help=True)(fight)
 app.command("compare", cls=Command, no_args_is_help=True)(compare)
 app.command("sweep", cls=Command, no_args_is_help=True)(sweep)
+app.command("tank-shock", cls=Command, no_args_is_help=True)(tank_shock)
+app.command("deadly-demise", cls=Command, no_args_is_help=True)(deadly_demise)
 app.add_typer(profiles_app, name="profiles")
 app.add_typer(roster_app, name="roster")
 

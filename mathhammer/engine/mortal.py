@@ -18,7 +18,8 @@ and per model group). The rules applied:
 
 It is the state chain of :mod:`mathhammer.engine.exact_units` with one transition (one point).
 Everything is float64; the cost is estimated first and a request above the limits of
-:mod:`mathhammer.limits` is refused.
+:mod:`mathhammer.limits` is refused. :func:`simulate_spill` is its Monte Carlo twin (plain
+numpy, vectorised over trials), for the mortal-wound events of :mod:`mathhammer.events`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import InputError, NotExactError
 from ..limits import EXACT_MAX_BYTES, EXACT_MAX_SECONDS, size_text
@@ -37,7 +39,7 @@ from ..result import Distribution, GroupResult
 from .exact import _S_CALL, _trim
 from .exact_units import _S_ENTRY, _Space
 
-__all__ = ["MortalResult", "spill"]
+__all__ = ["MortalResult", "simulate_spill", "spill"]
 
 #: Largest number of mortal wounds :func:`spill` takes (far beyond any unit's wounds).
 MAX_MORTAL = 1_000_000
@@ -135,3 +137,57 @@ def spill(target: TargetUnit | Target, mortal: Sequence[float] | Mapping[int, Fr
     groups = tuple(GroupResult(name=g.name, models=g.models, models_destroyed=_trim(q), leader=g.leader)
                    for g, q in zip(order, per_group, strict=True))
     return MortalResult(damage=_trim(damage_pmf), models_destroyed=_trim(models_pmf), groups=groups)
+
+
+def simulate_spill(target: TargetUnit | Target, mortal: npt.NDArray[np.int64], rng: np.random.Generator
+                   ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Monte Carlo of :func:`spill` (the same rules), vectorised over trials in plain numpy.
+
+    Args:
+        target: the unit (a plain :class:`~mathhammer.model.Target` is a one-group unit).
+        mortal: the number of mortal wounds of each trial.
+        rng: the generator every Feel No Pain roll is drawn from (in a fixed order: the result
+            depends on its state and ``mortal`` only).
+
+    Returns:
+        Per trial: the wounds lost, the models destroyed, and the models destroyed per model
+        group in allocation order (shape ``(groups, trials)``).
+    """
+    unit = target if isinstance(target, TargetUnit) else TargetUnit(name=target.name, groups=(target,))
+    n = np.asarray(mortal, dtype=np.int64)
+    order = unit.allocation_order()
+    q = np.array([(g.feel_no_pain - 1) / 6.0 if g.feel_no_pain is not None else 1.0 for g in order])
+    if order[0].wounds is None:  # unlimited wounds: each point is lost or not, no model destroyed
+        lost = rng.binomial(n, q[0]).astype(np.int64) if q[0] < 1.0 else n.copy()
+        return lost, np.zeros(n.size, dtype=np.int64), np.zeros((1, n.size), dtype=np.int64)
+    models = np.array([g.models for g in order], dtype=np.int64)
+    wounds = np.array([g.wounds or 0 for g in order], dtype=np.int64)
+    feel_no_pain = bool((q < 1.0).any())
+    group = np.zeros(n.size, dtype=np.int64)  # the group of the model taking the next wound
+    left = np.full(n.size, unit.wounds_left or wounds[0], dtype=np.int64)  # that model's wounds left
+    dead = np.zeros((len(order), n.size), dtype=np.int64)
+    lost = np.zeros(n.size, dtype=np.int64)
+    standing = np.ones(n.size, dtype=bool)
+    for step in range(int(n.max(initial=0))):
+        idx = np.flatnonzero(standing & (n > step))  # trials whose wound number step+1 is applied
+        if idx.size == 0:
+            break
+        g = group[idx]
+        if feel_no_pain:  # R-8.5: one roll per mortal wound, with the FNP of the model it goes to
+            kept = rng.random(idx.size) < q[g]
+            idx, g = idx[kept], g[kept]
+        lost[idx] += 1
+        left[idx] -= 1
+        killed = left[idx] == 0
+        idx, g = idx[killed], g[killed]
+        dead[g, idx] += 1
+        full = dead[g, idx] >= models[g]
+        same, g_same = idx[~full], g[~full]
+        left[same] = wounds[g_same]  # the next model of the same group
+        moved, g_next = idx[full], g[full] + 1
+        gone = g_next >= len(order)
+        standing[moved[gone]] = False  # the unit is destroyed: the rest is lost
+        moved, g_next = moved[~gone], g_next[~gone]
+        group[moved] = g_next
+        left[moved] = wounds[g_next]
+    return lost, dead.sum(axis=0), dead
