@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, MatchupError
 from .limits import MAX_ATTACKING_MODELS
-from .model import Allocation, Battle, CommandReroll, Context, Matchup, Method, Unit, WeaponGroup
+from .model import Allocation, Battle, CommandReroll, Context, FtggWording, Matchup, Method, Unit, WeaponGroup
 from .profiles import Layered, Library
 from .resolve import ResolvedTarget
 from .result import DamageResult
@@ -44,7 +44,7 @@ SHOOTING_ONLY: tuple[str, ...] = ("cover", "half_range", "stationary", "not_visi
 #: The battle's circumstances that army rules, detachments and stratagems look at
 #: (:class:`~mathhammer.model.Battle`; ``stratagem`` is one name or several).
 BATTLE: tuple[str, ...] = ("round", "detachment", "stratagem", "guided", "observer", "spotted", "markerlight",
-                           "range", "trap")
+                           "range", "trap", "ftgg")
 _DEFAULTS = Context()
 
 
@@ -162,7 +162,8 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
             ``reroll_hits``, ``command_reroll``, ...). ``None`` means "not given": a profile's
             own modifier stands. Enum values may be given as their text (``"ones"``). And the
             battle (:data:`BATTLE`): ``round``, ``detachment``, ``stratagem`` (a name or a list),
-            ``guided``, ``observer``, ``spotted``, ``markerlight``, ``range``, ``trap``.
+            ``guided``, ``observer``, ``spotted``, ``markerlight``, ``range``, ``trap``, ``ftgg``
+            (``"index"`` or ``"codex"``: which text of For the Greater Good).
 
     Raises:
         InputError: an unknown keyword, a value of the wrong kind, a shooting situation for a
@@ -182,13 +183,19 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
     if not texts:
         raise InputError("no weapon given", where="weapon", value="")
     found, attacker, weapon_notes = resolve_weapons(lib, texts, melee=melee, only=tuple(only), exclude=tuple(exclude))
+    owners = [r.unit for r in found]  # whose weapons they are, for what a rule asks of the attacker
     deck: tuple[str, ...] = ()
     if embarked:
+        given = _names(embarked, "--embarked")
         if melee:
             raise InputError("a Firing Deck fires ranged weapons, in the Shooting phase", where="--embarked",
-                             value=embarked[0])
-        more, deck = resolve_embarked(lib, attacker, [embarked] if isinstance(embarked, str) else list(embarked))
+                             value=given[0])
+        if models != 1:
+            raise InputError("a Firing Deck counts the embarked models themselves; --models cannot multiply them",
+                             where="--models", value=models, hint="give the transport's weapons' counts instead")
+        more, deck = resolve_embarked(lib, attacker, given)
         found = (*found, *more)
+        owners += [r.unit for r in more]  # the transport's: it counts as equipped with them
     if attacker is not None and isinstance(lib, Layered):  # what the roster lists but cannot fire
         weapon_notes = (*weapon_notes, *(f"{attacker.name} (roster): {n}" for n in lib.roster_notes(attacker)))
     resolved = _resolve(lib, target, target_models, wounds_left, allocation) if isinstance(target, str) else target
@@ -198,8 +205,8 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
         return Attack(matchup, notes, explain)  # no army rule or stratagem to look at
     from .effects import apply
 
-    applied = apply(matchup, battle, target_unit=resolved.unit)
-    return Attack(applied.matchup, notes, explain + applied.explain, applied.stratagems)
+    applied = apply(matchup, battle, target_unit=resolved.unit, owners=owners)
+    return Attack(applied.matchup, notes + applied.notes, explain + applied.explain, applied.stratagems)
 
 
 def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, trials: int = 1_000_000,
@@ -240,14 +247,13 @@ def _battle(given: Mapping[str, Any]) -> Battle:
         if value is None:
             continue
         if name == "stratagem":
-            names = [value] if isinstance(value, str) else list(value)
-            if not all(isinstance(n, str) and n.strip() for n in names):
-                raise InputError("a stratagem is a name", where="stratagem", value=value)
-            values["stratagems"] = tuple(names)
+            values["stratagems"] = _names(value, "--stratagem")
         elif name == "detachment":
             if not isinstance(value, str) or not value.strip():
                 raise InputError("a detachment is a name", where="detachment", value=value)
             values[name] = value
+        elif name == "ftgg":
+            values[name] = enum_value(FtggWording, value, "--ftgg")
         elif name in ("round", "range"):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise InputError("must be a whole number", where=name, value=value)
@@ -257,6 +263,17 @@ def _battle(given: Mapping[str, Any]) -> Battle:
                 raise InputError("must be true or false", where=name, value=value)
             values[name] = value
     return Battle(**values)
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    """A name or a list of names, each a non-empty text."""
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not names:
+        raise InputError("must be a name or a list of names", where=where, value=value)
+    for n in names:
+        if not isinstance(n, str) or not n.strip():
+            raise InputError("must be a name, not empty", where=where, value=n)
+    return tuple(names)
 
 
 def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:

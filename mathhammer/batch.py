@@ -126,7 +126,7 @@ class Task:
     seed: int | None = None
     stages: bool = True
     #: Keep only what a summary needs: the damage and models-destroyed distributions, and of the
-    #: provenance the warnings, the target's description and the engines' agreement (a whole
+    #: provenance the warnings, the target's description, the engines' agreement and the stratagems (a whole
     #: result costs a worker process more to send back than a quick exact run takes).
     slim: bool = False
     #: Whatever the caller wants to find again with the result (not used here).
@@ -141,7 +141,7 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-_SLIM_PROVENANCE = ("warnings", "target", "agreement")
+_SLIM_PROVENANCE = ("warnings", "target", "agreement", "stratagems")
 
 #: A worker process's cache of libraries and resolved targets (it serves many tasks of one run,
 #: and ends with it). In this process each run_many call has its own, dropped when it ends.

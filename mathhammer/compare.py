@@ -35,7 +35,7 @@ from typing import IO, Any
 from .api import BATTLE, SITUATION
 from .choices import SortKey
 from .errors import InputError, MathhammerError
-from .model import Allocation, Context, Method
+from .model import Allocation, Context, FtggWording, Method
 from .render.records import stat_columns
 
 __all__ = ["COLUMNS", "RECORD_COLUMNS", "SCHEMA", "Comparison", "Computed", "Failed", "Row", "Sheet", "SortKey",
@@ -56,7 +56,7 @@ COLUMNS: tuple[str, ...] = ("name", "weapon", "unit", "models", "points", "targe
 RECORD_COLUMNS: tuple[str, ...] = (
     "schema", "row", "label", "target", "target_name", "weapons", "points", "seed", "compare_seed", "method", "trials",
     *stat_columns("damage"), *stat_columns("models_destroyed"), "p_destroy_unit",
-    "per_100_points.damage", "per_100_points.models_destroyed", "warnings")
+    "per_100_points.damage", "per_100_points.models_destroyed", "stratagems", "warnings")
 _TRUE, _FALSE = {"true", "yes", "y", "1"}, {"false", "no", "n", "0"}
 _WHOLE = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"\d+(\.\d+)?")
@@ -271,6 +271,8 @@ def _row(cells: list[str], columns: list[str], line: int, where: str, lib: Any) 
             options[name] = cell.flag(name)
     if "detachment" in given:
         options["detachment"] = given["detachment"]
+    if "ftgg" in given:
+        options["ftgg"] = cell.choice("ftgg", FtggWording)
     targets = (given["target"],) if "target" in given else ()
     label = given.get("name") or " & ".join(weapons if weapon else (unit or "",))
     return Row(line, " ".join(label.split()), weapons, points, targets, tuple(options.items()))
@@ -440,8 +442,8 @@ def run_rows(rows: Sequence[Row], targets: Sequence[str], *, method: Method = Me
 def record(done: Computed) -> dict[str, Any]:
     """The ``mathhammer.compare/1`` record of one (row, target): the row, its label, target,
     points and seed, then the ``damage``, ``models_destroyed`` and ``p_destroy_unit`` blocks of
-    ``shoot``'s JSON, damage and models destroyed per 100 points (None without points) and the
-    run's warnings."""
+    ``shoot``'s JSON, damage and models destroyed per 100 points (None without points), the
+    stratagems used (with their CP) and the run's warnings."""
     result = done.result
     prov = result.provenance
     # the blocks of DamageResult.to_dict (shoot's JSON), without its stage histograms: making
@@ -458,7 +460,7 @@ def record(done: Computed) -> dict[str, Any]:
             "seed": done.seed, "compare_seed": done.compare_seed, "method": result.method, "trials": result.trials,
             "damage": doc["damage"],
             "models_destroyed": doc["models_destroyed"], "p_destroy_unit": doc["p_destroy_unit"],
-            "per_100_points": per, "warnings": list(doc["warnings"])}
+            "per_100_points": per, "stratagems": list(prov.get("stratagems", [])), "warnings": list(doc["warnings"])}
 
 
 def check_targets(targets: Sequence[str], rows: Sequence[Row], *, lib: Any, where: str

@@ -117,10 +117,16 @@ def unit_blocks(result: DamageResult, rows: RowsHook | None = None) -> dict[str,
     found = group_results(result)
     order = m.target.allocation_order() if m is not None else ()
     for i, group in enumerate(found):
-        described = _group_dict(order[i], group.name) if len(order) == len(found) else {"name": group.name}
-        groups.append({**described, "models": group.models, "leader": group.leader,
-                       "models_destroyed": group.models_destroyed.to_dict(rows), "p_destroyed": group.p_destroyed()})
+        groups.append(group_block(order[i] if len(order) == len(found) else None, group, rows))
     return {"weapons": weapons, "groups": groups}
+
+
+def group_block(t: Target | None, group: GroupResult, rows: RowsHook | None = None) -> dict[str, Any]:
+    """One entry of a JSON ``groups`` list: the group's profile (``t``; just its name when
+    ``None``), ``models``, ``leader``, ``models_destroyed`` (a stat block) and ``p_destroyed``."""
+    described = _group_dict(t, group.name) if t is not None else {"name": group.name}
+    return {**described, "models": group.models, "leader": group.leader,
+            "models_destroyed": group.models_destroyed.to_dict(rows), "p_destroyed": group.p_destroyed()}
 
 
 def weapon_line(w: Weapon) -> str:

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError, MatchupError, NotExactError, ProfileError
-from .limits import MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_TRIALS
+from .limits import MAX_CHARACTERISTIC, MAX_TARGET_MODELS
 from .model import Allocation, DiceExpr, Method, Target, TargetUnit, Unit
 from .resolve import ResolvedTarget
 from .result import Distribution, GroupResult
@@ -58,6 +58,8 @@ _CHUNK_VALUES = 1 << 21
 _EXACT_MAX_OPS = 200_000_000
 
 _TOUGHNESS = re.compile(r"\s*T\s*(\d+)\s*", re.IGNORECASE)
+#: what looks like dice, for a clearer error than "unknown unit" (D7, 2D2)
+_DICE_LIKE = re.compile(r"\s*(?:deadly\s+demise\s+)?\d*\s*D\s*\d+(?:\s*\+\s*\d+)?\s*", re.IGNORECASE)
 _DICE = re.compile(r"\s*(?:deadly\s+demise\s+)?(\d*\s*D\s*[36](?:\s*\+\s*\d+)?|\d+)\s*", re.IGNORECASE)
 
 
@@ -126,19 +128,12 @@ class TargetOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """The per-target stat blocks of the JSON document."""
+        from .describe import group_block
+
         return {"mortal_wounds": self.mortal_wounds.to_dict(), "damage": self.damage.to_dict(),
                 "models_destroyed": self.models_destroyed.to_dict(), "p_destroy_unit": self.p_destroy_unit(),
-                "groups": [_group_dict(t, r) for t, r in zip(self.target.allocation_order(), self.groups,
+                "groups": [group_block(t, r) for t, r in zip(self.target.allocation_order(), self.groups,
                                                                strict=True)]}
-
-
-def _group_dict(t: Target, r: GroupResult) -> dict[str, Any]:
-    """A model group as the ``groups`` list of ``shoot``'s JSON has it: its profile, then the
-    models destroyed."""
-    return {"name": r.name, "models": r.models, "T": t.toughness, "Sv": t.save, "W": t.wounds,
-            "invulnerable": t.invulnerable, "invulnerable_ranged_only": t.invulnerable_ranged_only,
-            "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords), "leader": r.leader,
-            "models_destroyed": r.models_destroyed.to_dict(), "p_destroyed": r.p_destroyed()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,21 +201,27 @@ class EventResult:
     @property
     def damage(self) -> Distribution:
         """The first target's wounds lost (Tank Shock: its target's)."""
-        return self.targets[0].damage
+        return self._first().damage
 
     @property
     def models_destroyed(self) -> Distribution:
         """The first target's models destroyed."""
-        return self.targets[0].models_destroyed
+        return self._first().models_destroyed
 
     @property
     def groups(self) -> tuple[GroupResult, ...]:
         """The first target's per-group models destroyed."""
-        return self.targets[0].groups
+        return self._first().groups
 
     def p_destroy_unit(self) -> float:
         """P(the first target is destroyed)."""
-        return self.targets[0].p_destroy_unit()
+        return self._first().p_destroy_unit()
+
+    def _first(self) -> TargetOutcome:
+        if not self.targets:
+            raise InputError("this Deadly Demise was rolled with no target: it has only mortal wounds",
+                             where="target", value=None, hint="give a target to see what they do")
+        return self.targets[0]
 
     def to_dict(self, writer: dict[str, str] | None = None) -> dict[str, Any]:
         """The JSON document: schema ``mathhammer.tank-shock/1`` or ``mathhammer.deadly-demise/1``."""
@@ -386,8 +387,11 @@ def _method(method: Method | str) -> Method:
 
 
 def _check_trials(trials: int, seed: int | None) -> None:
-    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= MAX_TRIALS:
-        raise InputError(f"must be a whole number from 1 to {MAX_TRIALS:,}", where="--trials", value=trials)
+    from .engine.montecarlo import check_trials
+
+    if isinstance(trials, bool) or not isinstance(trials, int):
+        raise InputError("must be a whole number", where="--trials", value=trials)
+    check_trials(trials)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
         raise InputError("must be a whole number from 0 to 2**63 - 1", where="--seed", value=seed)
 
@@ -411,11 +415,15 @@ def _find_unit(lib: Library, text: str, where: str) -> Unit:
 
 def _vehicle(lib: Library, vehicle: str | Unit) -> tuple[int, dict[str, Any], list[str]]:
     """The Toughness Tank Shock rolls, the vehicle as JSON data, and explain lines."""
+    if not isinstance(vehicle, (str, Unit)):
+        raise InputError("a vehicle is a unit's name or its Toughness ('T10')", where="VEHICLE", value=vehicle)
     if isinstance(vehicle, str):
         inline = _TOUGHNESS.fullmatch(vehicle)
         if inline is not None:
             toughness = int(inline.group(1)) if len(inline.group(1)) <= 4 else MAX_CHARACTERISTIC + 1
-            _check_toughness(toughness, "VEHICLE")
+            if not 1 <= toughness <= MAX_CHARACTERISTIC:
+                raise InputError(f"a Toughness must be a whole number from 1 to {MAX_CHARACTERISTIC}",
+                                 where="VEHICLE", value=vehicle.strip())
             return toughness, {"unit": None, "model": None, "T": toughness}, [
                 f"Tank Shock: a VEHICLE model of Toughness {toughness} (given inline)"]
         unit = _find_unit(lib, vehicle, "VEHICLE")
@@ -436,9 +444,16 @@ def _vehicle(lib: Library, vehicle: str | Unit) -> tuple[int, dict[str, Any], li
 
 def _demise_unit(lib: Library, unit: str | Unit, models: int) -> tuple[DiceExpr, dict[str, Any], list[str]]:
     """Deadly Demise x, the unit as JSON data, and explain lines; ``models`` checked."""
-    if isinstance(models, bool) or not isinstance(models, int) or models < 1:
+    if isinstance(models, bool) or not isinstance(models, int):
+        raise InputError("must be a whole number", where="--models", value=models)
+    if models < 1:
         raise InputError("at least one model must be destroyed", where="--models", value=models)
+    if not isinstance(unit, (str, Unit)):
+        raise InputError("a unit is a name or its Deadly Demise ('D3', 'D6', '1')", where="UNIT", value=unit)
     if isinstance(unit, str):
+        if _DICE_LIKE.fullmatch(unit) and not _DICE.fullmatch(unit):
+            raise InputError("Deadly Demise x is a number, D3, D6 or such dice plus a number ('D6+2', '2D6')",
+                             where="UNIT", value=unit.strip())
         inline = _DICE.fullmatch(unit)
         if inline is not None:
             from .dice import parse

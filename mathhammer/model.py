@@ -435,6 +435,15 @@ class RulesVersion(str, Enum):
     V2023 = "2023"
 
 
+class FtggWording(str, Enum):
+    """Which text of For the Greater Good to use (RULES.md A17): the index text of the seed
+    document (a Guided unit's attacks at another unit than their Spotted unit have BS worsened by
+    1) or the later codex text (a unit is Guided only while it targets a Spotted unit: no penalty)."""
+
+    INDEX = "index"
+    CODEX = "codex"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AttackerSide:
     """What the attacking unit and its weapons bring to an attack: roll modifiers,
@@ -486,8 +495,9 @@ class Battle:
     stratagems used, For the Greater Good (``guided``: the attacker is a Guided unit;
     ``observer``: it is the Observer; ``spotted``: the target is their Spotted unit;
     ``markerlight``: the Observer has MARKERLIGHT), the range to the target in inches, and
-    ``trap``: the target is within range of the Trap objective marker. The default is a battle
-    with none of them: no effect applies."""
+    ``trap``: the target is within range of the Trap objective marker, and ``ftgg``: which text
+    of For the Greater Good (:class:`FtggWording`). The default is a battle with none of them:
+    no effect applies."""
 
     round: int | None = None
     detachment: str | None = None
@@ -498,8 +508,11 @@ class Battle:
     markerlight: bool = False
     range: int | None = None
     trap: bool = False
+    ftgg: FtggWording = FtggWording.INDEX
 
     def __post_init__(self) -> None:
+        if not isinstance(self.ftgg, FtggWording):
+            raise MatchupError("not one of: index, codex", where="--ftgg", value=self.ftgg)
         if self.round is not None:
             check_count(self.round, name="the battle round", lo=None, hi=None, where="--round", error=MatchupError)
             if not 1 <= self.round <= 5:

@@ -114,7 +114,8 @@ def resolve_embarked(lib: Library, transport: Unit | None, texts: Sequence[str]
     Each text is a unit embarked in it (each of its models, or the first N of ``Nx UNIT`` in
     statline order, lends the first ranged weapon of its loadout that is not ONE SHOT) or a
     weapon of such a unit with the number of models firing it (``4x strike team/pulse rifle``).
-    At most the Firing Deck's number of models in all.
+    At most the Firing Deck's number of models in all. The weapons are the transport's (it
+    "counts as being equipped with" them): its profile modifiers apply, not their unit's.
 
     Raises:
         InputError: no TRANSPORT attacker.
@@ -135,14 +136,21 @@ def resolve_embarked(lib: Library, transport: Unit | None, texts: Sequence[str]
         _not_empty(text, "--embarked", "embarked unit")
         count, body = split_count(text, what="count of models", hi=MAX_ATTACKING_MODELS, where="--embarked",
                                   error=MatchupError)
-        found = _lookup(lib, body)
+        found = _lookup(lib, body, where="--embarked")
+        carrier = lib.owner(found) if isinstance(found, Weapon) else found
+        if carrier is transport:
+            raise MatchupError(f"{transport.name} is the transport; it cannot be embarked in itself",
+                               where="--embarked", value=text.strip(), hint="name a unit embarked in it")
         if isinstance(found, Weapon):
             _named_kind(found, text, False, "--embarked")
             if found.has(Ability.ONE_SHOT):
                 raise MatchupError("a ONE SHOT weapon cannot be fired through a Firing Deck", where="--embarked",
                                    value=text.strip())
             n = 1 if count is None else count
-            out.append(ResolvedWeapon(found, n, lib.owner(found), text))
+            if carrier is not None and n > carrier.model_count:
+                raise MatchupError(f"{carrier.name} has {carrier.model_count} model"
+                                   f"{'s' if carrier.model_count > 1 else ''}", where="--embarked", value=text.strip())
+            out.append(ResolvedWeapon(found, n, transport, text))
             total += n
             lines.append(f"Firing Deck: {n} embarked model{'s' if n > 1 else ''} fire{'s' if n == 1 else ''} "
                          f"{found.name}")
@@ -163,7 +171,7 @@ def resolve_embarked(lib: Library, transport: Unit | None, texts: Sequence[str]
             if not usable:
                 raise MatchupError(f"{m.name} ({unit.name}) has no ranged weapon that may fire through a Firing Deck "
                                    "(ONE SHOT weapons may not)", where="--embarked", value=text.strip())
-            out.append(ResolvedWeapon(usable[0], take, unit, text))
+            out.append(ResolvedWeapon(usable[0], take, transport, text))
             lines.append(f"Firing Deck: {take} {m.name} ({unit.name}) fire{'s' if take == 1 else ''} "
                          f"{usable[0].name}")
             left -= take
@@ -307,9 +315,15 @@ def _named_kind(weapon: Weapon, text: str, melee: bool, where: str) -> None:
                        value=text.strip(), hint=f"use `mathhammer {other}` for {kind} weapons")
 
 
-def _lookup(lib: Library, text: str) -> Weapon | Unit:
+def _lookup(lib: Library, text: str, *, where: str | None = None) -> Weapon | Unit:
     """A weapon or a unit: whole names and aliases (weapons first), then a unique part of a
-    weapon's name, then of a unit's."""
+    weapon's name, then of a unit's. ``where``: the option an error names (default: the
+    library's own)."""
+    if where is not None:
+        try:
+            return _lookup(lib, text)
+        except ProfileError as e:
+            raise ProfileError(e.what, where=where, value=e.value, hint=e.hint) from None
     weapon = lib.find(text, "weapon", substring=False)
     if weapon is not None:
         return weapon  # type: ignore[no-any-return]

@@ -129,6 +129,73 @@ def test_markerlight_needs_a_guided_or_observer_unit() -> None:
         mathhammer.build(GUN, OPEN, markerlight=True)
 
 
+def test_r11_1_every_attacking_unit_is_checked_not_only_a_lone_one(library) -> None:
+    # several units firing together: each must have For the Greater Good to be Guided (R-11.1); the
+    # Gunrig never is (R-11.3), so its railgun is not made BS4+ by another unit's ability
+    with pytest.raises(MathhammerError, match="Tidewall Gunrig cannot be a Guided unit"):
+        mathhammer.build(["railgun", "strike team"], OPEN, guided=True)
+    with pytest.raises(MathhammerError, match="Intercessor Squad cannot be a Guided unit"):
+        mathhammer.build(["intercessor squad", "assault intercessor squad"], OPEN, guided=True)
+    # two T'au units that both have it: every weapon group gains the BS improvement (+1, R-11.2)
+    both = ["strike team/pulse rifle", "pathfinder team/pulse carbine"]
+    assert mean(both, guided=True) == pytest.approx(mean(both, bs_improve=1), abs=1e-12)
+    assert mean(both, guided=True) > mean(both) + 0.1
+
+
+def test_r3_8_kroot_excluded_when_firing_beside_another_unit(library) -> None:
+    with pytest.raises(MathhammerError, match="excludes KROOT units"):
+        mathhammer.build(["kroot carnivores", "strike team"], OPEN, detachment="montka", round=2,
+                         stratagem="pinpoint counter-offensive", range=6)
+
+
+def test_an_inline_weapon_beside_a_unit_is_taken_to_have_ftgg(library) -> None:
+    attack = mathhammer.build(["strike team/pulse rifle", GUN], OPEN, guided=True)
+    assert any("an attacker is inline" in line for line in attack.explain)
+
+
+def test_battle_options_that_nothing_looks_at_are_warned_about() -> None:
+    # a typo or a misunderstanding must not pass in silence: each option names itself
+    for kw, option in (({"trap": True}, "--trap"), ({"range": 6}, "--range"), ({"round": 2}, "--round"),
+                       ({"spotted": False}, "--not-spotted")):
+        notes = mathhammer.build(GUN, OPEN, **kw).notes
+        assert any(n.startswith(option + ":") and "changes nothing" in n for n in notes), (kw, notes)
+    # looked at: no warning
+    assert not mathhammer.build(GUN, OPEN, detachment="kauyon", round=3).notes
+    assert not mathhammer.build(GUN, OPEN, guided=True, spotted=False).notes
+    assert not mathhammer.build(GUN, OPEN, detachment="kauyon", round=3, stratagem="point-blank ambush",
+                                range=6).notes
+    r = cli("shoot", GUN, "-t", OPEN, "--exact", "--trap")
+    assert r.exit_code == 0 and "--trap: no army rule" in r.stderr
+
+
+def test_an_option_pushed_out_of_range_by_an_effect_names_the_effect() -> None:
+    with pytest.raises(MathhammerError, match="once For the Greater Good"):
+        mathhammer.build(GUN, OPEN, guided=True, bs_improve=6)
+
+
+def test_a17_the_codex_wording_of_ftgg_has_no_penalty_and_no_guided_unit_off_the_spotted_one() -> None:
+    # A17: the index text is the default; the codex text is switchable. At the Spotted unit both
+    # improve BS by 1 (4+ -> 3+: 2/3); at another unit the index text worsens BS by 1 (5+: 1/3)
+    # while under the codex text the unit is not Guided at all (4+: 1/2).
+    assert close(mean(GUN, guided=True, ftgg="codex"), F(2, 3) * F(5, 6))
+    assert close(mean(GUN, guided=True, spotted=False, ftgg="index"), F(1, 3) * F(5, 6))
+    assert close(mean(GUN, guided=True, spotted=False, ftgg="codex"), F(1, 2) * F(5, 6))
+    # Mont'ka's Killing Blow is for a Guided unit: not off the Spotted unit under the codex text
+    # (BS4+ plain: 1/2 x 5/6), with LETHAL HITS and BS5+ under the index text (a 6 wounds
+    # automatically: 1/6 + (1/3 - 1/6) x 5/6)
+    assert close(mean(GUN, guided=True, spotted=False, ftgg="codex", detachment="montka", round=1),
+                 F(1, 2) * F(5, 6))
+    assert close(mean(GUN, guided=True, spotted=False, detachment="montka", round=1),
+                 F(1, 6) + F(1, 6) * F(5, 6))
+    with pytest.raises(MathhammerError, match="--ftgg"):
+        mathhammer.build(GUN, OPEN, guided=True, ftgg="rulebook")
+    r = cli("shoot", GUN, "-t", OPEN, "--exact", "--guided", "--not-spotted", "--ftgg", "codex", "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert close(json.loads(r.stdout)["damage"]["mean"], F(1, 2) * F(5, 6))
+    assert "changes nothing" not in r.stderr  # --not-spotted and --ftgg were both looked at
+    assert any(n.startswith("--ftgg:") for n in mathhammer.build(GUN, OPEN, ftgg="codex").notes)
+
+
 # -- R-11.5 Mont'ka: Killing Blow --------------------------------------------------------------
 
 def test_r11_5_lethal_hits_while_guided_in_rounds_1_to_3() -> None:
@@ -322,6 +389,41 @@ def test_firing_deck_limits(library) -> None:
     with pytest.raises(MathhammerError, match="no Firing Deck"):
         mathhammer.build("hammerhead gunship", OPEN, embarked=["strike team"])
     assert mathhammer.build("gunrig", OPEN, embarked=["5x strike team"]).matchup.weapons[1].count == 5
+    # the transport is not its own passenger, a weapon's count is at most its unit's models, and
+    # --models cannot multiply what the Firing Deck counts
+    with pytest.raises(MathhammerError, match="cannot be embarked in itself"):
+        mathhammer.build("gunrig", OPEN, embarked=["gunrig"])
+    with pytest.raises(MathhammerError, match="cannot be embarked in itself"):
+        mathhammer.build("gunrig", OPEN, embarked=["railgun"])
+    with pytest.raises(MathhammerError, match="Strike Team has 10 models"):
+        mathhammer.build("gunrig", OPEN, embarked=["11x strike team/pulse rifle"])
+    with pytest.raises(MathhammerError, match="--models"):
+        mathhammer.build("gunrig", OPEN, embarked=["strike team"], models=3)
+    r = cli("shoot", "gunrig", "-t", OPEN, "--embarked", "bogus", "--exact")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: --embarked: unknown")
+    for bad in (5, [5], [""]):
+        with pytest.raises(MathhammerError, match="--embarked"):
+            mathhammer.build("gunrig", OPEN, embarked=bad)  # type: ignore[arg-type]
+    with pytest.raises(MathhammerError, match="--stratagem: must be a name"):
+        mathhammer.build(GUN, OPEN, stratagem="")
+
+
+def test_m71_embarked_weapons_are_the_transports_so_its_modifiers_apply(tmp_path) -> None:
+    # the transport "counts as being equipped with" the embarked models' weapons: its +1 to hit
+    # applies to them, the passengers' own re-roll does not. Each of 3 attacks: BS4+ with +1
+    # (2/3), wounding on 2+ (5/6), no save (AP-6 vs 6+): 3 x 2/3 x 5/6 = 5/3.
+    (tmp_path / "deck.yaml").write_text(
+        "schema: 1\nunits:\n"
+        "  - name: Deck Carrier\n    models: [{name: c, count: 1, T: 9, Sv: 3, W: 12}]\n"
+        "    keywords: [VEHICLE, TRANSPORT]\n    firing_deck: 2\n    modifiers: {hit_mod: 1}\n"
+        "    weapons:\n      - {name: Carrier gun, range: 24, A: '1', BS: 4, S: 8, AP: -6, D: '1', abilities: []}\n"
+        "  - name: Deck Riders\n    models: [{name: r, count: 2, T: 3, Sv: 4, W: 1}]\n"
+        "    modifiers: {reroll_hits: failed}\n"
+        "    weapons:\n      - {name: Rider gun, range: 24, A: '1', BS: 4, S: 8, AP: -6, D: '1', abilities: []}\n",
+        encoding="utf-8")
+    lib = mathhammer.library([tmp_path], use_env=False)
+    result = mathhammer.run("deck carrier", OPEN, embarked=["deck riders"], lib=lib, method="exact")
+    assert close(result.damage.mean(), 3 * F(2, 3) * F(5, 6))
 
 
 def test_compare_columns_for_the_battle(tmp_path) -> None:
@@ -336,6 +438,10 @@ def test_compare_columns_for_the_battle(tmp_path) -> None:
         else {rec["label"]: rec for rec in json.loads(r.stdout)}
     assert close(records["plain"]["damage"]["mean"], F(1, 2) * F(5, 6))
     assert close(records["guided"]["damage"]["mean"], F(5, 6))
+    # each record lists the stratagems its row used with their CP (1 CP each in the seed document)
+    assert records["plain"]["stratagems"] == []
+    assert [(u["name"], u["cp"]) for u in records["trap"]["stratagems"]] == [("Focused Fire", 1),
+                                                                            ("Command Re-roll", 1)]
 
 
 # -- the data ---------------------------------------------------------------------------------

@@ -366,6 +366,14 @@ def test_unknown_names(call: Any) -> None:
     (lambda: deadly_demise("D3", models=0), "--models"),
     (lambda: deadly_demise("D3", ["knight", "knight"], target_models=2), "--target-models"),
     (lambda: deadly_demise("D3", wounds_left=1), "--wounds-left"),
+    # values of the wrong kind are InputErrors too, never a raw TypeError or AttributeError
+    (lambda: tank_shock(10, "knight"), "VEHICLE"),  # type: ignore[arg-type]
+    (lambda: tank_shock("T10", "knight", trials=1.5), "--trials"),  # type: ignore[arg-type]
+    (lambda: deadly_demise(None), "UNIT"),  # type: ignore[arg-type]
+    (lambda: deadly_demise("D3", models=2.0), "--models"),  # type: ignore[arg-type]
+    (lambda: deadly_demise("D7"), "UNIT"),
+    (lambda: deadly_demise("2D2"), "UNIT"),
+    (lambda: deadly_demise("D0"), "UNIT"),
 ])
 def test_bad_values(call: Any, where: str) -> None:
     with pytest.raises(InputError) as e:
@@ -396,3 +404,12 @@ def test_method_both_falls_back_to_monte_carlo_when_the_exact_engine_refuses() -
     assert any("--method both ran Monte Carlo alone" in w for w in r.warnings)
     # 1000 models: at least one of them explodes but for (5/6)^1000; 10 W1 models always die
     assert r.targets[0].p_destroy_unit() == 1.0
+
+
+def test_a_deadly_demise_without_a_target_has_no_damage_to_show() -> None:
+    result = deadly_demise("D3", method="exact")
+    assert result.mortal_wounds.mean() == pytest.approx(2 / 6)  # a 6 (1/6) then D3 (mean 2)
+    for read in (lambda: result.damage, lambda: result.models_destroyed, lambda: result.groups,
+                 result.p_destroy_unit):
+        with pytest.raises(InputError, match="no target"):
+            read()

@@ -10,7 +10,7 @@ import typer
 
 from ..errors import InputError
 from ..limits import MAX_ATTACKING_MODELS, MAX_DAMAGE_MOD, MAX_ROLL_MOD, MAX_TARGET_MODELS, MAX_TRIALS
-from ..model import Allocation, CommandReroll, DamageReroll, Method, RerollPolicy, RulesVersion, SaveReroll
+from ..model import Allocation, CommandReroll, DamageReroll, FtggWording, Method, RerollPolicy, RulesVersion, SaveReroll
 from ..render import OutputFormat
 from ._types import Folder, WholeNumber
 
@@ -205,6 +205,12 @@ MarkerlightOpt = Annotated[bool, typer.Option(
 RangeOpt = Annotated[int | None, typer.Option(
     "--range", click_type=_whole(0, None), metavar="INCHES",
     help="Distance to the target in inches (Point-blank Ambush: within 9\").",
+)]
+FtggOpt = Annotated[FtggWording, typer.Option(
+    "--ftgg", case_sensitive=False,
+    help="Which text of For the Greater Good: index (default, the seed document: BS worsened by 1 for a Guided "
+         "unit's attacks at another unit than the Spotted one) or codex (a unit is Guided only while it targets a "
+         "Spotted unit: no penalty).",
 )]
 TrapOpt = Annotated[bool, typer.Option(
     "--trap",

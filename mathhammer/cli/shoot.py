@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..model import Allocation, CommandReroll, RulesVersion
+from ..model import Allocation, CommandReroll, FtggWording, RulesVersion
 from ..render import OutputFormat
 from . import options as o
 from ._io import (
@@ -46,7 +46,8 @@ _SHOOT_FLAGS = ("models", "cover", "half_range", "stationary", "not_visible", "o
                 "rules")
 _FIGHT_FLAGS = ("models", "charged", "command_reroll", "rules")
 #: The battle: army rules, detachment and stratagems (the effects layer).
-_SHOOT_BATTLE = ("round", "detachment", "stratagem", "guided", "observer", "spotted", "markerlight", "range", "trap")
+_SHOOT_BATTLE = ("round", "detachment", "stratagem", "guided", "observer", "spotted", "markerlight", "range", "trap",
+                 "ftgg")
 _FIGHT_BATTLE = ("round", "detachment", "stratagem")
 _MODIFIERS = ("hit_mod", "wound_mod", "save_mod", "damage_mod", "bs_improve", "ap_improve", "crit_hit", "crit_wound",
               "reroll_hits", "reroll_wounds", "reroll_damage", "reroll_saves")
@@ -159,6 +160,7 @@ def shoot(
     markerlight: o.MarkerlightOpt = False,
     range: o.RangeOpt = None,  # noqa: A002 - the option's name
     trap: o.TrapOpt = False,
+    ftgg: o.FtggOpt = FtggWording.INDEX,
     embarked: o.EmbarkedOpt = None,
     stages: o.StagesOpt = True,
     threads: o.ThreadsOpt = None,

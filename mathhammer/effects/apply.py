@@ -10,6 +10,7 @@ application is an explain line with its rule id; the stratagems used are listed 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,11 +20,13 @@ from ..model import (
     AttackerSide,
     Battle,
     CommandReroll,
+    FtggWording,
     Matchup,
     RerollPolicy,
     Unit,
     Weapon,
 )
+from ..profiles.index import faction_key
 from .catalogue import Catalogue, Effect, Stratagem, catalogue
 
 __all__ = ["Applied", "Used", "apply"]
@@ -53,13 +56,17 @@ class Applied:
     matchup: Matchup
     explain: tuple[str, ...]
     stratagems: tuple[Used, ...]
+    #: warnings: a battle option given that nothing in this attack looked at
+    notes: tuple[str, ...] = ()
 
 
 def apply(matchup: Matchup, battle: Battle, *, target_unit: Unit | None = None,
-          cat: Catalogue | None = None) -> Applied:
+          owners: Sequence[Unit | None] | None = None, cat: Catalogue | None = None) -> Applied:
     """``matchup`` with the effects of ``battle`` (and of the Command Re-roll and Fire Overwatch
     its context asks for, listed as stratagems used). ``target_unit``: the target's profile (a
-    defender's stratagem must be of its faction); ``cat``: the rules (default: the shipped ones).
+    defender's stratagem must be of its faction); ``owners``: the unit each weapon group comes
+    from (``None``: an inline profile; default: the matchup's one attacker), each checked for
+    what the battle asks of the attacker; ``cat``: the rules (default: the shipped ones).
 
     Raises:
         MatchupError / ProfileError: a detachment without a battle round, an unknown detachment
@@ -70,18 +77,23 @@ def apply(matchup: Matchup, battle: Battle, *, target_unit: Unit | None = None,
     if not battle.given and ctx.command_reroll is CommandReroll.NONE and not ctx.overwatch:
         return Applied(matchup, (), ())
     cat = catalogue() if cat is None else cat
-    state = _State(matchup, battle, cat, target_unit)
+    state = _State(matchup, battle, cat, target_unit, (matchup.attacker,) if owners is None else owners)
     state.run()
-    return Applied(state.matchup, tuple(state.explain), tuple(state.used))
+    return Applied(state.matchup, tuple(state.explain), tuple(state.used), state.unread())
 
 
 class _State:
-    def __init__(self, matchup: Matchup, battle: Battle, cat: Catalogue, target_unit: Unit | None) -> None:
+    def __init__(self, matchup: Matchup, battle: Battle, cat: Catalogue, target_unit: Unit | None,
+                 owners: Sequence[Unit | None]) -> None:
         self.matchup, self.battle, self.cat, self.target_unit = matchup, battle, cat, target_unit
         self.phase = "shooting"
         self.explain: list[str] = []
         self.used: list[Used] = []
-        self.attacker: Unit | None = matchup.attacker
+        #: every attacking unit (a rule's condition on the attacker must hold for each), and
+        #: whether some weapon is an inline profile (no unit to check)
+        self.attackers: tuple[Unit, ...] = tuple({id(u): u for u in owners if u is not None}.values())
+        self.inline = any(u is None for u in owners)
+        self.read: set[str] = set()  # the battle's fields a rule looked at
 
     # -- the steps ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -103,10 +115,11 @@ class _State:
                 raise MatchupError(f"the {d.name} detachment rule ({d.rule_name}) depends on the battle round",
                                    where="--detachment", value=b.detachment, hint="give --round N (1 to 5)")
             self._same_faction(d.faction, f"--detachment {d.id}", f"the {d.name} detachment")
+            self.read.add("round")
         for rule in self.cat.rules:
             for e in rule.effects:
                 if self._holds(e.when):
-                    self._give(e, e.rule)
+                    self._give(e, e.rule, name=f"{rule.name} ({e.rule})")
         if b.detachment is not None:
             d = self.cat.detachment(b.detachment)
             for e in d.effects:
@@ -121,6 +134,20 @@ class _State:
                     continue  # applied first
                 if i == 0 or self._holds(e.when):
                     self._give(e, label)
+
+    def unread(self) -> tuple[str, ...]:
+        """A warning for each battle option given that no rule looked at (a typo or a
+        misunderstanding must not pass in silence)."""
+        b, out = self.battle, []
+        given = {"round": b.round is not None, "range": b.range is not None, "trap": b.trap,
+                 "spotted": not b.spotted, "ftgg": b.ftgg is not FtggWording.INDEX}
+        options = {"round": "--round", "range": "--range", "trap": "--trap", "spotted": "--not-spotted",
+                   "ftgg": "--ftgg"}
+        for name, is_given in given.items():
+            if is_given and name not in self.read:
+                out.append(f"{options[name]}: no army rule, detachment rule or stratagem of this attack depends on "
+                           "it, so it changes nothing")
+        return tuple(out)
 
     def _stratagems(self) -> list[Stratagem]:
         out: list[Stratagem] = []
@@ -140,7 +167,7 @@ class _State:
 
     # -- checks ---------------------------------------------------------------------------------
     def _check_guided(self) -> None:
-        b, a = self.battle, self.attacker
+        b = self.battle
         role = "Guided" if b.guided else ("Observer" if b.observer else None)
         option = "--guided" if b.guided else "--observer"
         if role is None:
@@ -152,7 +179,7 @@ class _State:
             raise MatchupError(f"For the Greater Good pairs units in your Shooting phase only, so a {role} unit "
                                f"cannot make this {'fight' if self.phase == 'fight' else 'Fire Overwatch'} attack",
                                where=option, value=True)
-        if a is not None:
+        for a in self.attackers:
             if "FORTIFICATION" in a.keywords:
                 raise MatchupError(f"{a.name} cannot be a {role} unit: a FORTIFICATION never is (R-11.1), and it has "
                                    "no For the Greater Good ability (R-11.3)", where=option, value=a.name)
@@ -162,17 +189,20 @@ class _State:
             if b.observer and b.markerlight and "MARKERLIGHT" not in a.keywords:
                 raise MatchupError(f"{a.name} is the Observer and has no MARKERLIGHT keyword", where="--markerlight",
                                    value=True)
-            if b.observer and "MARKERLIGHT" in a.keywords and not b.markerlight:
-                self.battle = replace(b, markerlight=True)
-                self.explain.append(f"{a.name} is the Observer and has MARKERLIGHT")
-        else:
-            self.explain.append(f"--{role.lower()}: the attacker is inline, so it is taken to have For the Greater "
-                                "Good")
+        if (b.observer and not b.markerlight and self.attackers and not self.inline
+                and all("MARKERLIGHT" in a.keywords for a in self.attackers)):
+            self.battle = replace(b, markerlight=True)
+            self.explain.append(f"{' and '.join(a.name for a in self.attackers)} "
+                                f"{'is' if len(self.attackers) == 1 else 'are'} the Observer and "
+                                f"{'has' if len(self.attackers) == 1 else 'have'} MARKERLIGHT")
+        if self.inline:
+            self.explain.append(f"--{role.lower()}: {'an' if self.attackers else 'the'} attacker is inline, so it is "
+                                "taken to have For the Greater Good")
 
     def _same_faction(self, faction: str, option: str, what: str) -> None:
-        a = self.attacker
-        if a is not None and a.faction and _key(a.faction) != _key(faction):
-            raise MatchupError(f"{what} is {faction}'s; {a.name} is {a.faction}", where=option, value=a.name)
+        for a in self.attackers:
+            if a.faction and faction_key(a.faction) != faction_key(faction):
+                raise MatchupError(f"{what} is {faction}'s; {a.name} is {a.faction}", where=option, value=a.name)
 
     def _check(self, s: Stratagem) -> None:
         b = self.battle
@@ -193,6 +223,7 @@ class _State:
                 self.explain.append(f"{s.name} is the defender's stratagem: their detachment is {d.name}")
                 self._target_faction(d.faction, s)
         if s.not_rounds:
+            self.read.add("round")
             if b.round is None:
                 rounds = ", ".join(_ROUND_WORDS[r] for r in s.not_rounds)
                 raise MatchupError(f"{s.name} cannot be used in the {rounds} battle rounds, so it needs the round",
@@ -201,18 +232,18 @@ class _State:
                 rounds = " or ".join(_ROUND_WORDS[r] for r in s.not_rounds)
                 raise MatchupError(f"{s.name} cannot be used in battle round {b.round} (RESTRICTIONS: not in the "
                                    f"{rounds} battle rounds)", where="--stratagem", value=s.name)
-        a = self.attacker
         for keyword in s.attacker_not:
-            if a is not None and keyword in a.keywords:
-                raise MatchupError(f"{s.name} excludes {keyword} units, and {a.name} is one", where="--stratagem",
-                                   value=s.name)
+            for a in self.attackers:
+                if keyword in a.keywords:
+                    raise MatchupError(f"{s.name} excludes {keyword} units, and {a.name} is one",
+                                       where="--stratagem", value=s.name)
         for r in s.requires:
             if not self._holds(r.when, for_=s.name):
                 raise MatchupError(f"{s.name} has no effect here: {r.why}", where="--stratagem", value=s.name)
 
     def _target_faction(self, faction: str, s: Stratagem) -> None:
         unit = self.target_unit
-        if unit is not None and unit.faction and _key(unit.faction) != _key(faction):
+        if unit is not None and unit.faction and faction_key(unit.faction) != faction_key(faction):
             raise MatchupError(f"{s.name} is a {faction} stratagem and the target is {unit.faction}",
                                where="--stratagem", value=s.name)
 
@@ -220,12 +251,16 @@ class _State:
     def _holds(self, when: tuple[tuple[str, Any], ...], *, for_: str = "") -> bool:
         b = self.battle
         for key, value in when:
+            self.read.add({"rounds": "round", "at_spotted": "spotted", "within": "range"}.get(key, key))
+            if key == "guided" and b.guided:  # which text, and under the codex text whether the target is Spotted
+                self.read.update(("ftgg", "spotted") if b.ftgg is FtggWording.CODEX else ("ftgg",))
             if key == "rounds":
                 ok = b.round in value
             elif key == "shooting":
                 ok = (self.phase != "fight") == value
             elif key == "guided":
-                ok = b.guided == value
+                # the codex text: a unit is a Guided unit only while it targets a Spotted unit (A17)
+                ok = (b.guided and (b.spotted or b.ftgg is FtggWording.INDEX)) == value
             elif key == "observer":
                 ok = b.observer == value
             elif key == "at_spotted":
@@ -246,7 +281,9 @@ class _State:
         return True
 
     # -- changes --------------------------------------------------------------------------------
-    def _give(self, e: Effect, label: str) -> None:
+    def _give(self, e: Effect, label: str, *, name: str | None = None) -> None:
+        """Apply ``e``; ``label`` starts its explain line, ``name`` (default: ``label``) names
+        it in an error."""
         for key, value in e.give:
             if key == "abilities":
                 self._abilities(value, label)
@@ -269,9 +306,13 @@ class _State:
                 groups = tuple(replace(g, damage_reduction=g.damage_reduction + value) for g in m.target.groups)
                 m = _with(m, target=replace(m.target, groups=groups))
         if side_changes:
-            ctx = ctx.with_attacker(_changed(ctx.attacker_side, side_changes))
-            weapons = tuple(g if g.attacker is None else replace(g, attacker=_changed(g.attacker, side_changes))
-                            for g in m.weapons)
+            try:
+                ctx = ctx.with_attacker(_changed(ctx.attacker_side, side_changes))
+                weapons = tuple(g if g.attacker is None else replace(g, attacker=_changed(g.attacker, side_changes))
+                                for g in m.weapons)
+            except MatchupError as err:  # the option given plus the effect's change is out of range
+                raise MatchupError(f"{err.what}, once {name or label} adds its change", where=err.where,
+                                   value=err.value, hint=err.hint) from None
             m = _with(m, weapons=weapons)
         if ctx is not self.matchup.context or m is not self.matchup:
             m = _with(m, context=ctx)
@@ -324,7 +365,4 @@ def _with(m: Matchup, **changes: Any) -> Matchup:
     fields = {"weapons": m.weapons, "target": m.target, "context": m.context, "attacker": m.attacker, **changes}
     return Matchup(**fields)
 
-
-def _key(text: str) -> str:
-    return " ".join(text.lower().replace("\u2019", "'").split())
 
