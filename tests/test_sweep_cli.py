@@ -256,3 +256,18 @@ def test_a_record_is_reproduced_by_shoot() -> None:
         doc = json.loads(r.stdout)
         assert doc["damage"] == rec["damage"] and doc["models_destroyed"] == rec["models_destroyed"]
         assert doc["p_destroy_unit"] == rec["p_destroy_unit"]
+
+
+def test_r11_4_battle_options_apply_to_every_cell() -> None:
+    # Kauyon round 3, Guided at the Spotted unit: BS4+ -> 3+ (R-11.2) and SUSTAINED HITS 2
+    # E[hits] = 2/3 + 2/6 = 1 per attack. S8 wounds T4 on 2+ and T8 on 4+; AP-6 leaves
+    # no save against Sv6+ (R-5.1, R-6.1).
+    r = run("A1 BS4+ S8 AP-6 D1", "-T", "4,8", "-S", "6", "--exact", "--detachment", "kauyon", "--round", "3",
+            "--guided", "-f", "json")
+    assert r.exit_code == 0, r.output
+    means = [rec["damage"]["mean"] for rec in json.loads(r.stdout)["records"]]
+    assert means == pytest.approx([5 / 6, 1 / 2], abs=1e-12)
+    r = run("A1 BS4+ S8 AP-6 D1", "-T", "4", "-S", "6", "--exact", "--trap")
+    assert r.exit_code == 0 and "--trap: no army rule" in r.stderr
+    r = run("A1 WS4+ S8 AP-6 D1", "--melee", "-T", "4", "-S", "6", "--exact", "--guided")
+    assert r.exit_code == 1 and "Shooting phase" in r.stderr

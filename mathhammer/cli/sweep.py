@@ -9,7 +9,7 @@ import typer
 
 from ..choices import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
 from ..limits import MAX_ATTACKING_MODELS, MAX_TARGET_MODELS, MAX_TRIALS, MAX_WOUNDS
-from ..model import CommandReroll, Method, RulesVersion
+from ..model import CommandReroll, FtggWording, Method, RulesVersion
 from ..render import OutputFormat
 from . import options as o
 from ._io import (
@@ -72,11 +72,12 @@ SweepTrialsOpt = Annotated[int, typer.Option(
 )]
 
 def _situation(values: dict[str, Any]) -> dict[str, Any]:
-    """The situation and modifier keywords for mathhammer.api.build (it refuses a shooting
-    situation set for a melee sweep), by their parameter names."""
-    from ..api import SITUATION
+    """The situation, modifier and battle keywords for mathhammer.api.build (it refuses a
+    shooting situation set for a melee sweep), by their parameter names."""
+    from ..api import BATTLE, SITUATION
 
-    return {k: values[k] for k in SITUATION}
+    return {**{k: values[k] for k in SITUATION}, **{k: values[k] for k in BATTLE},
+            "embarked": tuple(values["embarked"] or ())}
 
 
 def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
@@ -141,6 +142,17 @@ def sweep(
     reroll_saves: o.RerollSavesOpt = None,
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
+    detachment: o.DetachmentOpt = None,
+    round: o.RoundOpt = None,  # noqa: A002 - the option's name
+    stratagem: o.StratagemOpt = None,
+    guided: o.GuidedOpt = False,
+    observer: o.ObserverOpt = False,
+    spotted: o.SpottedOpt = True,
+    markerlight: o.MarkerlightOpt = False,
+    range: o.RangeOpt = None,  # noqa: A002 - the option's name
+    trap: o.TrapOpt = False,
+    ftgg: o.FtggOpt = FtggWording.INDEX,
+    embarked: o.EmbarkedOpt = None,
     jobs: o.JobsOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
