@@ -9,10 +9,10 @@ The kernel only compares dice against the tables; the CLI only parses, calls and
 
 __version__ = "0.2.0"
 
-__all__ = ["Attack", "__version__", "build", "deadly_demise", "library", "read_roster", "run", "run_attack",
-           "tank_shock", "target", "with_rosters"]
+__all__ = ["Attack", "__version__", "build", "deadly_demise", "libraries", "library", "read_roster", "run",
+           "run_attack", "tank_shock", "target", "with_rosters"]
 
-_API = ("Attack", "build", "library", "read_roster", "run", "run_attack", "target", "with_rosters")
+_API = ("Attack", "build", "libraries", "library", "read_roster", "run", "run_attack", "target", "with_rosters")
 #: The mortal-wound events (:mod:`mathhammer.events`).
 _EVENTS = ("deadly_demise", "tank_shock")
 

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from .effects import Used
     from .roster.model import Roster
 
-__all__ = ["BATTLE", "SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "library", "read_roster", "run",
-           "run_attack", "target", "with_rosters"]
+__all__ = ["BATTLE", "SHOOTING_ONLY", "SITUATION", "Attack", "build", "enum_value", "libraries", "library",
+           "read_roster", "run", "run_attack", "target", "with_rosters"]
 
 #: Situation flags and modifiers a caller may give (Context fields, ``models`` for
 #: ``firing_models``); ``melee`` is chosen by ``build(melee=...)``.
@@ -73,6 +73,22 @@ def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True, roster
 
     lib = with_rosters(load_library(tuple(Path(p) for p in profiles), use_env=use_env), rosters)
     return lib if faction is None else lib.only(faction)
+
+
+def libraries(profiles: Sequence[str | Path] = (), *, rosters: Sequence[str | Path] = (),
+              target_rosters: Sequence[str | Path] = (), faction: str | None = None,
+              use_env: bool = True) -> tuple[Library, Library]:
+    """The attacker's library and the target's, as the commands use them: both start from
+    :func:`library` of ``profiles``; the attacker's adds ``rosters`` and keeps ``faction``'s
+    units only; the target's adds ``target_rosters`` (an enemy's army), never the attacker's
+    rosters or faction.
+
+    Raises:
+        ProfileError: a bad profile or roster file, an unknown faction.
+    """
+    base = library(profiles, use_env=use_env)
+    own = with_rosters(base, rosters)
+    return (own if faction is None else own.only(faction)), with_rosters(base, target_rosters)
 
 
 def read_roster(path: str | Path, *, lib: Library | None = None) -> Roster:

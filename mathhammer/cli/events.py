@@ -43,11 +43,9 @@ DestroyedOpt = Annotated[int, typer.Option(
 def _libraries(profiles: list[Path] | None, roster: list[Path] | None, target_roster: list[Path] | None,
                faction: str | None) -> tuple[Library, Library]:
     """The attacker's library (with --roster, --faction) and the target's (with --target-roster)."""
-    from ..api import library, with_rosters
+    from ..api import libraries
 
-    base = library(profiles or ())
-    own = with_rosters(base, roster or ())
-    return (own if faction is None else own.only(faction)), with_rosters(base, target_roster or ())
+    return libraries(profiles or (), rosters=roster or (), target_rosters=target_roster or (), faction=faction)
 
 
 def _emit(result: EventResult, fmt: o.DocumentFormat, explain: bool) -> None:

@@ -60,7 +60,7 @@ def _pick(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, explain: bool, run: dict[str, Any],
             flags: dict[str, Any], mods: dict[str, Any], battle: dict[str, Any], profiles: Any) -> None:
     """The shared body: resolve profiles, merge modifiers, analyse, render."""
-    from ..api import build, library, run_attack, with_rosters
+    from ..api import build, libraries, run_attack
     from ..api import target as api_target
     from ..engine.montecarlo import check_trials, live_compile_status
 
@@ -69,13 +69,12 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
     check_writable(svg=run["svg"], html=run["html"])  # before the work, not after it
     situation = {k: v for k, v in {**mods, **flags}.items() if k != "firing_models"}
     situation.update({k: v for k, v in battle.items() if v is not None})
-    base = library(profiles or ())
-    lib = with_rosters(base, run["roster"] or ())
-    lib = lib if run["faction"] is None else lib.only(run["faction"])
     # the target is looked up in the library and --target-roster only (never the attacker's
     # roster or --faction)
-    aim = api_target(target, lib=with_rosters(base, run["target_roster"] or ()), target_models=run["target_models"],
-                     wounds_left=run["wounds_left"], allocation=run["allocation"])
+    lib, aim_lib = libraries(profiles or (), rosters=run["roster"] or (), target_rosters=run["target_roster"] or (),
+                             faction=run["faction"])
+    aim = api_target(target, lib=aim_lib, target_models=run["target_models"], wounds_left=run["wounds_left"],
+                     allocation=run["allocation"])
     attack = build(weapons, aim, melee=melee, models=flags["firing_models"], only=run["only"] or (),
                    exclude=run["exclude"] or (), embarked=run.get("embarked") or (), lib=lib, **situation)
     with live_compile_status():  # a first-run compile counts its seconds on a terminal
