@@ -88,7 +88,8 @@ _PROBE = """
                 "stub": entry is not None and entry.init_all is _startup._no_extensions,
                 "loaded": sorted(m for m in ("numba", "scipy.linalg", "cffi", "numba.np.arraymath")
                                  if sys.modules.get(m) is not None),
-                "yaml_for_numba": getattr(config, "_HAVE_YAML", None)}}
+                "yaml_for_numba": getattr(config, "_HAVE_YAML", None),
+                "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}}
 
     def exit_now(code):
         sys.stderr.write("PROBE " + json.dumps({{"os._exit": code, **probe()}}) + "\\n")
@@ -105,8 +106,9 @@ _PROBE = """
 """
 
 
-def _probe(args: list[str], cwd: Path) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
-    r = _python(_PROBE.format(args=args), cwd)
+def _probe(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    code = _PROBE.format(args=args)
+    r = _run([sys.executable, "-c", textwrap.dedent(code)], cwd, env)
     lines = [line for line in r.stderr.splitlines() if line.startswith("PROBE ")]
     assert len(lines) == 1, r.stderr
     return json.loads(lines[0][len("PROBE "):]), r
@@ -124,6 +126,8 @@ def test_monte_carlo_run_is_trimmed_and_ends_through_os_exit(tmp_path: Path) -> 
     if importlib.util.find_spec("cffi") is not None:
         assert "cffi" not in loaded
     assert found["yaml_for_numba"] is False  # no .numba_config.yaml here: numba need not import yaml
+    if "OPENBLAS_NUM_THREADS" not in os.environ:
+        assert found["blas_threads"] == "1"  # no OpenBLAS thread start-up for a process that calls no BLAS
     if "compiling kernels" not in r.stderr:
         # a cache load sets up numba's runtime only, not its typing and lowering registries
         assert "numba.np.arraymath" not in loaded
@@ -134,6 +138,13 @@ def test_exact_and_help_never_load_numba(tmp_path: Path) -> None:
         found, r = _probe(args, tmp_path)
         assert found.get("sys.exit") == 0 and "os._exit" not in found, r.stderr
         assert found["loaded"] == [], args
+
+
+def test_users_openblas_thread_setting_is_kept(tmp_path: Path) -> None:
+    found, r = _probe(["shoot", "railgun", "-t", "knight", "--exact", "-f", "json"], tmp_path,
+                      {"OPENBLAS_NUM_THREADS": "2"})
+    assert found.get("sys.exit") == 0, r.stderr
+    assert found["blas_threads"] == "2"
 
 
 def test_numba_config_file_still_read_by_the_command_line(tmp_path: Path) -> None:
@@ -150,7 +161,7 @@ def test_library_process_is_left_alone(tmp_path: Path) -> None:
     """Importing the kernel (and running the application in-process) installs no hook, keeps
     numba's extension loading, and leaves scipy.linalg importable."""
     r = _python("""
-        import sys
+        import os, sys
         import mathhammer.kernel
         from typer.testing import CliRunner
         from mathhammer.cli import app, _startup
@@ -158,10 +169,12 @@ def test_library_process_is_left_alone(tmp_path: Path) -> None:
         assert res.exit_code == 0, res.output
         entry = sys.modules["numba.core.entrypoints"]
         print(_startup.installed(), entry.init_all is _startup._no_extensions,
-              "scipy.linalg" in sys.modules and sys.modules["scipy.linalg"] is None)
+              "scipy.linalg" in sys.modules and sys.modules["scipy.linalg"] is None,
+              "OPENBLAS_NUM_THREADS" in os.environ)
     """, tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["False", "False", "False"]
+    blas_set_by_user = "OPENBLAS_NUM_THREADS" in os.environ
+    assert r.stdout.split() == ["False", "False", "False", str(blas_set_by_user)]
 
 
 def test_library_users_jitted_code_keeps_blas(tmp_path: Path) -> None:

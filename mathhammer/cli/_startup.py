@@ -14,11 +14,17 @@ trims, each safe because this process runs nothing but mathhammer's own kernels:
   only to type cffi functions passed to jitted code.
 - While ``numba.core.config`` is imported, ``yaml`` is hidden (~7 ms) unless the current folder
   has a ``.numba_config.yaml`` (the one thing numba reads with it).
+- OpenBLAS, loaded with numpy, starts a thread per core at import (~100 ms of CPU on this
+  project's 2-core reference machine); ``OPENBLAS_NUM_THREADS`` defaults to 1 here, unless the
+  user set it: mathhammer's only BLAS calls are the exact engine's vector and small matrix
+  products, which gain nothing from threads (benchmarks/bench_exact.py: the same wall time,
+  less CPU time with one).
 - Loading a kernel from numba's cache sets up numba's runtime only, not every typing and
   lowering registry numba has (~90 ms): machine code read from the cache is never typed or
   lowered again. A compile still gets everything: numba's compiler sets the registries up itself.
 
-A library user keeps all of numba (BLAS in their own jitted code, their numba extensions).
+A library user keeps all of numba (BLAS in their own jitted code, their numba extensions) and
+OpenBLAS's threads.
 ``tests/test_startup.py`` checks that each of these holds in the command-line process and none
 in a library process, so a numba release that moves them fails the tests.
 """
@@ -43,6 +49,7 @@ _HIDDEN_WHILE: dict[str, tuple[str, ...]] = {
 }
 _STUBBED = "numba.core.entrypoints"
 _NUMBA_CONFIG_FILE = ".numba_config.yaml"
+_BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
 class _Hook:
@@ -148,6 +155,8 @@ def install() -> None:
     """Trim numba's start-up in this process, if numba is not loaded yet (else nothing)."""
     if "numba" not in sys.modules and not installed():
         sys.meta_path.insert(0, _Hook())
+    if "numpy" not in sys.modules:  # read once, when numpy loads OpenBLAS
+        os.environ.setdefault(_BLAS_THREADS, "1")
 
 
 def installed() -> bool:
