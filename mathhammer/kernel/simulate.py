@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_by_constant
 from .binomial import TABLE_N
 from .rng import BUFFER, GAMMA, LOW32, S32, S_COUNTER, S_POS, d6, digit, next_value, refill
 
@@ -683,7 +683,7 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     st[S_COUNTER] = s
 
 
-@jit
+@jit_by_constant
 def joint(jt, jown, jalias, start, kind, n, chunk, buf, pos, s):
     """Sum of the packed joint outcomes (mathhammer.kernel.joint) of ``n`` units of ``kind``,
     ``chunk`` units per draw. Returns (outcome, pos, s)."""
