@@ -40,6 +40,22 @@ def test_alias_tables_give_the_binomial_probabilities() -> None:
             assert max(abs(x - y) for x, y in zip(got, exact, strict=True)) <= Fraction(m + 2, 2**64)
 
 
+def test_remembered_rows_are_never_written_through() -> None:
+    """tables() hands out new, writable arrays built from the remembered rows of each odds: a
+    caller writing into one (the kernel's arguments are its own) changes no later table."""
+    stages = _stages()
+    first_table, first_alias = binomial.tables(stages)  # type: ignore[arg-type]
+    kept = first_table.copy(), first_alias.copy()
+    assert first_table.flags.writeable and first_alias.flags.writeable
+    first_table[:] = 0
+    first_alias[:] = -1
+    again = binomial.tables(stages)  # type: ignore[arg-type]
+    assert (again[0] == kept[0]).all() and (again[1] == kept[1]).all()
+    assert again[0] is not first_table and not np.shares_memory(again[0], first_table)
+    t, a = binomial._rows(6, 36)
+    assert not t.flags.writeable and not a.flags.writeable
+
+
 def test_ten_thousand_trials_have_chunks_for_two_threads() -> None:
     assert montecarlo.chunk_plan(10_000).size >= 2
     assert montecarlo.chunk_plan(100_000).size % 2 == 0

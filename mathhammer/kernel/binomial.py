@@ -15,6 +15,7 @@ binomials with the same odds is binomial). This module is plain Python (no numba
 
 from __future__ import annotations
 
+from functools import lru_cache
 from math import comb
 
 import numpy as np
@@ -34,6 +35,8 @@ KINDS = ("hit_crit", "hit_success", "hit_rerollable", "wound_crit", "wound_succe
 _HIT, _WOUND, _SAVE, _FNP = 0, 1, 2, 3
 _REROLLABLE = 4
 _ONE = 1 << 63
+#: Odds whose rows _rows remembers (about 9 kB each).
+_ODDS_KEPT = 256
 
 
 def _odds(stages: npt.NDArray[np.int8]) -> list[tuple[int, int]]:
@@ -89,22 +92,29 @@ def _alias_row(weights: list[int], whole: int) -> tuple[list[int], list[int]]:
     return [min((o << 64) // whole, (1 << 64) - 1) if o < whole else (1 << 64) - 1 for o in own], alias
 
 
-def _rows(a: int, b: int) -> tuple[list[int], list[int]]:
-    """T and ALIAS of rows m = 0..TABLE_N concatenated, for success odds a / b."""
+@lru_cache(maxsize=_ODDS_KEPT)
+def _rows(a: int, b: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """T and ALIAS of rows m = 0..TABLE_N concatenated, for success odds a / b (read-only).
+
+    About a millisecond of Python each; remembered, as a few odds recur in every run (a batch of
+    1,000 compare rows spent two thirds of its time here building the same ones again)."""
     thresholds: list[int] = []
     aliases: list[int] = []
     for m in range(TABLE_N + 1):
         t, alias = _alias_row([comb(m, k) * a**k * (b - a) ** (m - k) for k in range(m + 1)], b**m)
         thresholds += t
         aliases += alias
-    return thresholds, aliases
+    built = np.array(thresholds, dtype=np.uint64), np.array(aliases, dtype=np.int64)
+    for array in built:
+        array.flags.writeable = False
+    return built
 
 
 def tables(stages: npt.NDArray[np.int8], kinds: tuple[str, ...] = KINDS,
            ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
     """The kernel's binomial tables for ``stages``: T (uint64) and ALIAS (int64), both
-    [len(KINDS), KIND_SIZE], row m of a kind at m(m+1)/2. Only ``kinds`` are filled (building
-    a kind takes about a millisecond); the others are zeros, which no kernel path may read."""
-    empty = ([0] * KIND_SIZE, [0] * KIND_SIZE)
+    [len(KINDS), KIND_SIZE], row m of a kind at m(m+1)/2 (new arrays). Only ``kinds`` are
+    filled; the others are zeros, which no kernel path may read."""
+    empty = (np.zeros(KIND_SIZE, dtype=np.uint64), np.zeros(KIND_SIZE, dtype=np.int64))
     rows = [_rows(a, b) if kind in kinds else empty for kind, (a, b) in zip(KINDS, _odds(stages), strict=True)]
-    return (np.array([t for t, _ in rows], dtype=np.uint64), np.array([al for _, al in rows], dtype=np.int64))
+    return np.stack([t for t, _ in rows]), np.stack([al for _, al in rows])
