@@ -109,8 +109,8 @@ def main() -> None:
         print(f"  the same with bytecode cached:          {timed(cmd, exact, n, env)}")
     print(f"sweep railgun --exact -f json:            {timed(cmd, exact + ['-f', 'json'], n)}")
     print(f"sweep railgun --exact --jobs 1:           {timed(cmd, exact + ['--jobs', '1'], n)}")
-    print(f"sweep '10x bolt rifle' --exact -W 2 ...:  "
-          f"{timed(cmd, ['10x bolt rifle', '--exact', '-W', '2', '--models', '10'], n)}")
+    print(f"sweep '10x intercessors/bolt rifle' --exact -W 2 ...:  "
+          f"{timed(cmd, ['10x intercessors/bolt rifle', '--exact', '-W', '2', '--models', '10'], n)}")
     mc = ["railgun", "--seed", "1"]
     print(f"sweep railgun (1e5 trials/cell):          {timed(cmd, mc, max(3, n // 2))}")
     print(f"sweep railgun (1e5 trials/cell) --jobs 1: {timed(cmd, mc + ['--jobs', '1'], max(3, n // 2))}")
