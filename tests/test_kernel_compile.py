@@ -3,7 +3,8 @@
 numba types a constant argument of a call between jitted functions as a literal and compiles a
 version of the callee per value; ``mathhammer.kernel._jit.jit`` asks for one version per
 argument types instead (``jit_by_constant`` keeps numba's default). These tests run in a fresh
-subprocess with an empty cache, on small functions decorated like the kernels, so a numba
+subprocess with an empty cache, on small functions decorated like the kernels (the real kernels
+compile in ~13 CPU-s, too long to repeat here), so a numba
 release that types such calls another way fails here rather than quietly tripling the compile.
 """
 
@@ -31,7 +32,7 @@ def row_by_constant(table, kind, n):
 
 @jit
 def caller(table, pair):
-    a, b = pair  # a heterogeneous tuple: (Literal[int](0), int64) at the first call
+    a, b = pair  # plain int64 values: the same version as the constants' must serve them
     return (row(table, 0, 1) + row(table, 1, 2) + row(table, 2, 3) + row(table, a, b)
             + row_by_constant(table, 0, 1) + row_by_constant(table, 1, 2) + row_by_constant(table, 2, 3))
 """
