@@ -182,6 +182,9 @@ def test_a_changed_helper_file_compiles_the_kernel_afresh(tmp_path: Path, monkey
     (folder / "main.py").write_text(_MAIN)
     (folder / "helper.py").write_text(_HELPER.format(n=1))
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    # no .pyc: helper.py rewritten within the same second at the same size would pass Python's
+    # own staleness check (time in seconds and size), and the old helper would be imported
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.delitem(sys.modules, "helper", raising=False)
     first = _load(folder, 0, stamp).value
