@@ -7,13 +7,17 @@ from __future__ import annotations
 
 from enum import IntEnum, IntFlag
 
-__all__ = ["MAX_RAW", "PAIRS", "Command", "Flag", "Param", "Roll", "RollFlag", "Stage", "StageCount", "UnitParam"]
+__all__ = ["MAX_QUEUE_POSITIONS", "MAX_RAW", "PAIRS", "Command", "Flag", "Param", "Roll", "RollFlag", "Stage",
+           "StageCount", "UnitParam"]
 
 #: Largest raw sum of one roll's dice (12 dice of 6 faces); ``roll_maps`` rows are this + 1 long.
 MAX_RAW = 72
 #: Columns of ``stages``: (first face - 1) * 6 + (second face - 1), the second die being the
 #: re-roll, used only where the first face is re-rolled. Column (face - 1) * 7 is a lone die.
 PAIRS = 36
+#: Longest queue of models (total wounds of a target unit without a Leader) that gets allocation
+#: transition tables (mathhammer.kernel.transition.MAX_POSITIONS, which must agree).
+MAX_QUEUE_POSITIONS = 128
 
 
 class Stage(IntEnum):

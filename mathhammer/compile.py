@@ -17,7 +17,19 @@ import numpy as np
 import numpy.typing as npt
 
 from . import dice, rules
-from .codes import MAX_RAW, PAIRS, REROLLABLE, Command, Flag, Param, Roll, RollFlag, Stage, StageCount
+from .codes import (
+    MAX_QUEUE_POSITIONS,
+    MAX_RAW,
+    PAIRS,
+    REROLLABLE,
+    Command,
+    Flag,
+    Param,
+    Roll,
+    RollFlag,
+    Stage,
+    StageCount,
+)
 from .errors import MatchupError
 from .limits import MAX_CHUNKS, MONTE_CARLO_MAX_BYTES, size_text
 from .model import (
@@ -925,8 +937,14 @@ def histogram_widths(inputs: UnitInputs) -> tuple[int, ...]:
 def scratch_width(inputs: UnitInputs) -> int:
     """Entries of one thread's kernel scratch row: per trial, models destroyed in each group and
     pending Devastating wounds of each weapon group; per call, each (weapon group, model group)
-    pair's fixed Damage (mathhammer.kernel.simulate)."""
-    return inputs.n_groups + inputs.n_weapons + inputs.n_weapons * inputs.n_groups
+    pair's fixed Damage and, on one queue of models short enough for transition tables, the
+    trials by where each weapon group left the queue (mathhammer.kernel.simulate)."""
+    width = inputs.n_groups + inputs.n_weapons + inputs.n_weapons * inputs.n_groups
+    positions = sum(m * w for m, w in zip(inputs.group_models, inputs.group_wounds, strict=True))
+    if not inputs.single and inputs.bodyguard_groups == inputs.n_groups and all(inputs.group_wounds) and \
+            0 < positions <= MAX_QUEUE_POSITIONS:  # as mathhammer.kernel.transition builds tables
+        width += inputs.n_weapons * (positions + 1)
+    return width
 
 
 def _row_bytes(inputs: KernelInputs | UnitInputs) -> int:

@@ -10,7 +10,7 @@ import pytest
 from mathhammer import codes
 from mathhammer.compile import compile_matchup
 from mathhammer.engine import montecarlo
-from mathhammer.kernel import rng, simulate
+from mathhammer.kernel import rng, simulate, transition
 from mathhammer.model import Context, Matchup
 from mathhammer.notation import parse_target, parse_weapon
 
@@ -36,6 +36,7 @@ def test_kernel_constants_match_codes() -> None:
     assert (simulate.R_REROLL, simulate.R_BELOW_AVERAGE) == tuple(int(f) for f in codes.RollFlag)
     assert simulate.N_STAGES == len(codes.StageCount)
     assert int(simulate.PAIRS) == codes.PAIRS
+    assert transition.MAX_POSITIONS == codes.MAX_QUEUE_POSITIONS
 
 
 def test_compiled_arrays_are_typed_and_read_only() -> None:

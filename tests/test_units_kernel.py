@@ -103,5 +103,13 @@ def test_counts_identical_for_one_and_two_threads() -> None:
 
 
 def test_scratch_row_holds_the_per_trial_counts_and_each_pairs_damage() -> None:
+    """Kills per model group and pending Devastating wounds per weapon group (2 + 2), each pair's
+    fixed Damage (2 x 2), and on one queue of models the trials by where each weapon group left
+    it: 5 troopers W2 and a sergeant W3 are 13 wounds, positions 0 .. 13 (2 x 14)."""
     u = _unit(_squad(), ("A2 BS3+ S4 AP-1 D1", 5), ("A1 BS3+ S8 AP-2 D2", 5))
-    assert scratch_width(u) == 2 + 2 + 2 * 2
+    assert scratch_width(u) == 2 + 2 + 2 * 2 + 2 * 14
+    # no queue when a Leader makes a second track: no positions
+    led = TargetUnit(name="led", groups=(Target(name="trooper", toughness=4, save=3, wounds=2, models=5),
+                                         Target(name="captain", toughness=4, save=2, wounds=5, models=1,
+                                                keywords=frozenset({"CHARACTER"}), leader=True)))
+    assert scratch_width(_unit(led, ("A2 BS3+ S4 AP-1 D1", 5))) == 2 + 1 + 1 * 2

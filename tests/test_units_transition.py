@@ -340,3 +340,46 @@ def test_tables_past_the_byte_budget_keep_the_loop(monkeypatch: pytest.MonkeyPat
     assert differ[0][:, 0].tolist() == [transition.LOOP, transition.LOOP] and differ[4].size == 0
     alike = _tables(_unit(_squad(3), *SQUAD_WEAPONS))
     assert alike[0][:, 0].tolist() == [transition.ALIKE, transition.ALIKE]
+
+
+def _wounded() -> UnitInputs:
+    """A first model with 1 wound left of 3, two weapon groups, saves that differ by group."""
+    target = TargetUnit(name="u", groups=(Target(name="a", toughness=5, save=3, wounds=3, models=3),
+                                          Target(name="b", toughness=5, save=5, wounds=2, models=2)),
+                        allocation=Allocation.LISTED, wounds_left=1)
+    return _unit(target, ("A4 BS3+ S5 AP-1 D2", 3), ("A2 BS4+ S5 AP0 D1", 2))
+
+
+QUEUE_CASES = {**{name: SCENARIOS[name] for name in ("saves alike", "saves differ", "more wounds than a table row")},
+               "wounded": _wounded}
+
+
+@pytest.mark.parametrize("name", list(QUEUE_CASES))
+def test_counting_positions_gives_the_loops_counts_draw_for_draw(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the stage breakdown, when every weapon group moves along the queue by table, the
+    kernel counts trials by the position each group leaves the queue at and derives the
+    histograms from those counts (simulate._run_queue). It draws the same numbers as the
+    wound-by-wound loop, so for a seed every count must be the very same; the loop runs when the
+    scratch row has no room for the positions' counts."""
+    u = QUEUE_CASES[name]()
+    scratch: list[np.ndarray] = []
+    real = kernel.simulate_chunks
+
+    def keep_scratch(*args: object, **kw: object) -> None:
+        scratch.append(args[-1])  # type: ignore[arg-type]
+        real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kernel, "simulate_chunks", keep_scratch)
+    by_position = montecarlo.run(u, trials=30_000, seed=17, threads=2, stages=False)
+    seen = u.n_groups + u.n_weapons + u.n_weapons * u.n_groups
+    assert scratch[-1][:, seen:].sum() > 0  # the positions were counted: the queue path ran
+    monkeypatch.setattr(montecarlo, "scratch_width", lambda v: seen)
+    scratch.clear()
+    loop = montecarlo.run(u, trials=30_000, seed=17, threads=2, stages=False)
+    assert scratch[-1][:, seen:].sum() == 0  # the loop ran
+    assert np.array_equal(by_position.damage.counts, loop.damage.counts)
+    assert np.array_equal(by_position.models_destroyed.counts, loop.models_destroyed.counts)
+    for a, b in zip(by_position.groups, loop.groups, strict=True):
+        assert np.array_equal(a.models_destroyed.counts, b.models_destroyed.counts)
+    for wa, wb in zip(by_position.weapons, loop.weapons, strict=True):
+        assert (wa.damage_mean, wa.models_destroyed_mean) == (wb.damage_mean, wb.models_destroyed_mean)

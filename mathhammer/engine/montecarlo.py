@@ -98,8 +98,8 @@ def next_batch(trials: int, seconds: float) -> int:
 
 
 def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt.NDArray[np.int64],
-                 threads: int) -> float:
-    """Call the kernel until chunk c has run ``sizes[c]`` trials, each call about BATCH_SECONDS
+                 threads: int, runs: Any) -> float:
+    """Call the kernel ``runs`` until chunk c has run ``sizes[c]`` trials, each call about BATCH_SECONDS
     long (``batch`` is the kernel's trials-per-chunk argument in ``args``), on ``threads``
     threads. Returns the seconds.
 
@@ -119,7 +119,7 @@ def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt
             trials = int(batch.sum())
             use = threads if trial_seconds * trials >= _PARALLEL_SECONDS else 1
             t0 = time.perf_counter()
-            kernel.simulate_chunks(*args, threads=use, pool=pool)
+            kernel.simulate_chunks(*args, threads=use, pool=pool, kernel=runs)
             seconds = time.perf_counter() - t0
             left -= batch
             trial_seconds = seconds * use / trials
@@ -183,13 +183,17 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
                           int(u.params[hazard, 0, Param.HAZARD_FNP])]], dtype=np.int64)
     streams = kernel.new_streams(chunk_seeds(seed, n))
     batch = np.zeros(n, dtype=np.int64)
+    tables = kernel.simulation_tables(u.stages, u.rolls, u.roll_maps, params, u.stage_offsets, u.single)
+    track = _track_tables(u, params)
+    scratch = _rows(slots, scratch_width(u), np.int64)
     args = (u.stages, u.rolls, u.roll_maps, u.roll_flags, params, u.groups, unit, attacker, streams, batch,
             out_damage, out_models, u.stage_offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups,
-            group_offsets, out_weapons,
-            *kernel.simulation_tables(u.stages, u.rolls, u.roll_maps, params, u.stage_offsets, u.single),
-            *_track_tables(u, params), _rows(slots, kernel.BUFFER, np.uint64), _rows(slots, scratch_width(u), np.int64))
-    kernel.prepare_simulation(args, live=_LIVE.get())
-    seconds = _run_batches(args, sizes, batch, slots)
+            group_offsets, out_weapons, *tables, *track, _rows(slots, kernel.BUFFER, np.uint64), scratch)
+    # jchunk is the last of the joint tables; the queue's mode and start the first and third of its tables
+    queue = kernel.takes_queue_path(params, u.rolls, attacker, tables[-1], track[0], track[2], scratch)
+    runs = kernel.run_queue_chunks if queue else kernel.run_chunks
+    kernel.prepare_simulation(args, live=_LIVE.get(), kernel=runs)
+    seconds = _run_batches(args, sizes, batch, slots, runs)
     damage, models, stage_counts, hazard, hazard_models, group_counts, weapon_sums = (
         rows[:, :w].sum(axis=0) for rows, w in zip((out_damage, out_models, out_stages, out_hazard, out_hazard_models,
                                                     out_groups, out_weapons), widths, strict=True))

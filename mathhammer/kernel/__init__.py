@@ -21,18 +21,20 @@ from . import _cache, _progress
 from .binomial import KINDS, tables
 from .joint import JointTables, joint_tables
 from .rng import BUFFER, N_STREAM, S_COUNTER, S_POS
-from .simulate import N_STAGES, run_chunks
+from .simulate import N_STAGES, run_chunks, run_queue_chunks
 from .transition import no_tables, track_tables
 
 __all__ = ["BUFFER", "N_STAGES", "cache_path", "joint_tables_for", "max_threads", "new_streams", "prepare",
-           "prepare_simulation", "run_chunks", "simulate_chunks", "simulation_tables", "tables",
-           "takes_fast_path", "no_tables", "track_tables", "Workers", "worker_pool"]
+           "prepare_simulation", "run_chunks", "run_queue_chunks", "simulate_chunks", "simulation_tables", "tables",
+           "takes_fast_path", "takes_queue_path", "no_tables", "track_tables", "Workers", "worker_pool"]
 
 # Rows, parameters and flags of mathhammer.codes (kept free of it, as simulate.py is).
 _SUSTAINED = 1
 _P_FLAGS, _P_WOUNDS, _P_COMMAND = 0, 3, 4
 _SAVE_ROW = 2
 _F_TORRENT, _F_LETHAL, _F_DEVASTATING, _F_STAGES, _F_SAME_SAVES = 1, 2, 4, 64, 256
+_ATTACKS = 0
+_J_FINAL = 2
 _C_HIT, _C_WOUND, _C_SAVE = 1, 2, 4
 
 
@@ -150,8 +152,9 @@ def new_streams(seeds: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
 _ARG_STREAMS, _ARG_OUT_DAMAGE = 8, 10
 
 
-def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None) -> None:
-    """Run :func:`run_chunks` on ``args`` (its arguments up to ``first``) for every chunk, on
+def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None, kernel: Any = run_chunks) -> None:
+    """Run ``kernel`` (:func:`run_chunks`, or :func:`run_queue_chunks` where
+    :func:`takes_queue_path`) on ``args`` (its arguments up to ``first``) for every chunk, on
     ``threads`` threads: thread w runs chunks w, w + threads, ... into histogram row w.
 
     The kernel releases the GIL, so plain Python threads run side by side; each chunk's trials
@@ -162,14 +165,14 @@ def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None) -
     n_chunks = args[_ARG_STREAMS].shape[0]
     workers = max(1, min(threads, n_chunks, args[_ARG_OUT_DAMAGE].shape[0]))
     if workers == 1:
-        run_chunks(*args, 0, 1, 0)
+        kernel(*args, 0, 1, 0)
         return
     if pool is None:
         with worker_pool(workers) as own:
             assert own is not None
-            own.run(args, workers)
+            own.run(args, workers, kernel)
     else:
-        pool.run(args, workers)
+        pool.run(args, workers, kernel)
 
 
 class Workers:
@@ -189,20 +192,21 @@ class Workers:
     @staticmethod
     def _serve(q: queue.SimpleQueue[Any]) -> None:
         while True:
-            args, done = q.get()
+            kernel, args, done = q.get()
             try:
-                run_chunks(*args)
+                kernel(*args)
             except BaseException as e:  # noqa: BLE001 - handed to the calling thread
                 done.put(e)
             else:
                 done.put(None)
 
-    def run(self, args: tuple[Any, ...], workers: int) -> None:
-        """Shares 1 .. workers - 1 on the idle threads, share 0 here; returns when all are done."""
+    def run(self, args: tuple[Any, ...], workers: int, kernel: Any = run_chunks) -> None:
+        """Shares 1 .. workers - 1 of ``kernel`` on the idle threads, share 0 here; returns when
+        all are done."""
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
         for w in range(1, workers):
-            self._queues[w - 1].put(((*args, w, workers, w), done))
-        run_chunks(*args, 0, workers, 0)
+            self._queues[w - 1].put((kernel, (*args, w, workers, w), done))
+        kernel(*args, 0, workers, 0)
         for _ in range(1, workers):
             error = done.get()
             if error is not None:
@@ -264,9 +268,26 @@ def _layout(a: object) -> object:
     return type(a)
 
 
-def prepare_simulation(args: tuple[object, ...], *, live: bool = False) -> None:
-    """:func:`prepare` the kernel that :func:`simulate_chunks` runs on ``args``."""
-    prepare(run_chunks, (*args, 0, 1, 0), live=live)
+def prepare_simulation(args: tuple[object, ...], *, live: bool = False, kernel: Any = run_chunks) -> None:
+    """:func:`prepare` ``kernel`` (what :func:`simulate_chunks` will run) for ``args``."""
+    prepare(kernel, (*args, 0, 1, 0), live=live)
+
+
+def takes_queue_path(params: npt.NDArray[np.int64], rolls: npt.NDArray[np.int64], attacker: npt.NDArray[np.int64],
+                     jchunk: npt.NDArray[np.int64], tmode: npt.NDArray[np.int64], tbase: npt.NDArray[np.int64],
+                     scratch: npt.NDArray[np.int64]) -> bool:
+    """Whether :func:`run_queue_chunks` can run these inputs (arguments of :func:`run_chunks`):
+    no stage breakdown, no Hazardous tests, and every weapon group with fixed attacks, no
+    Devastating Wounds, one joint draw of its unsaved wounds (``jchunk``) and a move along one
+    queue of models by table (``tmode``, mathhammer.kernel.transition), with room in the
+    ``scratch`` rows for the trials by position."""
+    n_weapons, n_groups = params.shape[0], params.shape[1]
+    last = int(tbase[n_groups]) if tbase.size > n_groups else 0
+    seen = n_groups + n_weapons + n_weapons * n_groups
+    flags = params[:, 0, _P_FLAGS]
+    return bool(not (flags & (_F_STAGES | _F_DEVASTATING)).any() and int(attacker[0, 0]) == 0 and last > 0
+                and (rolls[:, 0, _ATTACKS].sum(axis=1) == 0).all() and (tmode[:, 0] != 0).all()
+                and (jchunk[:, _J_FINAL] > 0).all() and scratch.shape[1] - seen >= n_weapons * (last + 1))
 
 
 def cache_path(kernel: Any = run_chunks) -> str | None:

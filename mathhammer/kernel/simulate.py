@@ -22,9 +22,11 @@ Most runs take ``_run_fast``: with no Command Re-roll of a Hit roll, Wound roll 
 fixed Sustained Hits, each stage's joint outcome of up to 32 dice is one draw
 (:mod:`.joint`), and without the stage breakdown one draw gives the (unsaved, devastating)
 outcome of up to 32 whole attacks: one draw per trial for the reference scenario.
-``_run_chunk`` handles every input. Its helpers are ordinary numba functions: LLVM inlines
-the small ones, while the large ones stay calls (each passes its arrays field by field, so
-the hot path keeps them out of its loop). numba's IR inlining of every helper into one
+``_run_units`` handles every input. ``run_queue_chunks``, a kernel of its own, runs the units
+whose weapon groups all move along one queue of models by table when only the outcome is
+counted. Helpers are ordinary numba functions: LLVM inlines the small ones, while the large
+ones stay calls (each passes its arrays field by field, so the hot path keeps them out of its
+loop). numba's IR inlining of every helper into one
 function made the first compile take over a minute.
 """
 
@@ -398,7 +400,8 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     On one queue of models, a weapon group whose Damage is fixed and alike at every group, without
     Feel No Pain (``tmode[g, 0]`` > 0, mathhammer.kernel.transition), moves the position along the
     queue by table instead: one lookup of where its unsaved wounds leave the queue, after a draw of
-    how many are unsaved per ``tmode[g, 1]`` wounds when the groups' saves differ.
+    how many are unsaved per ``tmode[g, 1]`` wounds when the groups' saves differ. When every
+    weapon group does and nothing else is counted, :func:`run_queue_chunks` runs the trials instead.
     """
     n_weapons = stages.shape[0]
     n_groups = stages.shape[1]
@@ -685,6 +688,83 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     st[S_COUNTER] = s
 
 
+@jit
+def _run_queue(params, roll_maps, groups, wounds_left, n_trials, out_damage, out_models, out_groups, group_offsets,
+               out_weapons, jt, jown, jalias, jstart, jchunk, tmode, track, adv, tt, ta, buf, pos, s, seen):
+    """_run_units when every weapon group moves along one queue of models by table (``tmode``
+    not T_LOOP) after one joint draw of its unsaved wounds, with fixed attacks, no Devastating
+    Wounds, no Hazardous tests and no stage breakdown. The same draws, in the same order, as the
+    loop; but a trial's outcome is then only the position p_g each weapon group leaves the queue
+    at (the wounds taken and the models destroyed are read off ``track`` at the positions), so a
+    trial counts ``seen[g * (P + 1) + p_g]`` and the histograms are derived from those counts
+    once per call: the wounds and models of weapon group g are its positions' sums less the
+    previous group's, the unit's damage and models destroyed those of the last position less
+    the start's."""
+    n_weapons = jchunk.shape[0]
+    n_groups = groups.shape[0]
+    last = track.shape[0] - 1
+    width = last + 1
+    for i in range(n_weapons * width):
+        seen[i] = 0
+    # the start: the first model's missing wounds already taken
+    start = groups[0, 1] - (wounds_left if wounds_left > 0 else groups[0, 1])
+    for _ in range(n_trials):
+        p = start
+        for g in range(n_weapons):
+            n = params[g, 0, P_FIRING] * roll_maps[g, 0, ATTACKS, 0]
+            # joint() and count() written out: taking a view of the stacked tables for them
+            # (jstart[g], tt[g]) cost this loop a fifth of its speed
+            o = 0
+            while n > 0:
+                m = min(n, jchunk[g, J_FINAL])
+                first = jstart[g, J_FINAL, m]
+                size = np.uint64(jstart[g, J_FINAL, m + 1] - first)
+                r, pos, s = next_value(buf, pos, s)
+                column, _ = digit(r, size)
+                o += jown[first + column] if r * size < jt[first + column] else jalias[first + column]
+                n -= m
+            failed = o & MASK32
+            if tmode[g, 0] == T_ALIKE:
+                p = adv[g, p, min(failed, last)]
+            else:  # a draw of the unsaved count per tmode[g, 1] wounds, from where the last one left
+                while failed > 0:
+                    m = min(failed, tmode[g, 1])
+                    size = np.uint64(m + 1)
+                    r, pos, s = next_value(buf, pos, s)
+                    column, _ = digit(r, size)
+                    j = ((m * (m + 1)) >> 1) + column
+                    k = column if r * size < tt[g, p, j] else ta[g, p, j]
+                    p = adv[g, p, min(k, last)]
+                    failed -= m
+            seen[g * width + p] += 1
+    # positions -> wounds taken, models destroyed (in all, per group), per weapon group
+    kills0 = 0
+    for j in range(n_groups):
+        kills0 += track[start, 3 + j]
+    took_before = n_trials * start
+    killed_before = n_trials * kills0
+    for g in range(n_weapons):
+        took = killed = 0
+        for p in range(width):
+            c = seen[g * width + p]
+            if c == 0:
+                continue
+            kills = 0
+            for j in range(n_groups):
+                kills += track[p, 3 + j]
+            took += c * p
+            killed += c * kills
+            if g == n_weapons - 1:
+                out_damage[p - start] += c
+                out_models[kills - kills0] += c
+                for j in range(n_groups):
+                    out_groups[group_offsets[j] + track[p, 3 + j] - track[start, 3 + j]] += c
+        out_weapons[2 * g] += took - took_before
+        out_weapons[2 * g + 1] += killed - killed_before
+        took_before, killed_before = took, killed
+    return pos, s
+
+
 @jit_by_constant
 def joint(jt, jown, jalias, start, kind, n, chunk, buf, pos, s):
     """Sum of the packed joint outcomes (mathhammer.kernel.joint) of ``n`` units of ``kind``,
@@ -705,7 +785,7 @@ def joint(jt, jown, jalias, start, kind, n, chunk, buf, pos, s):
 def _run_fast(stages, rolls, roll_maps, roll_flags, params, groups, attacker, st, n_trials, out_damage, out_models,
               offsets, out_stages, out_hazard, out_hazard_models, out_over, table, alias, jt, jown, jalias, jstart,
               jchunk, buf):
-    """_run_chunk when no Command Re-roll of a Hit roll, Wound roll or save ties dice together and
+    """_run_units when no Command Re-roll of a Hit roll, Wound roll or save ties dice together and
     Sustained Hits is fixed: each stage's outcome is one joint draw per TABLE_N dice
     (mathhammer.kernel.joint), or, without the stage breakdown, one draw per TABLE_N attacks."""
     flags = params[P_FLAGS]
@@ -876,3 +956,28 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                        out_hazard[slot], out_hazard_models[slot], out_over[c], out_groups[slot], group_offsets,
                        out_weapons[slot], table, alias, jt, jown, jalias, jstart, jchunk, tmode, track, tbase, adv, tt,
                        ta, buffers[slot], scratch[slot])
+
+
+@jit
+def run_queue_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, streams, chunk_trials,
+                     out_damage, out_models, offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups,
+                     group_offsets, out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, tmode, track, tbase,
+                     adv, tt, ta, buffers, scratch, first, step, slot):
+    """:func:`run_chunks` for the inputs that :func:`_run_queue` handles, and only for them
+    (mathhammer.kernel.takes_queue_path decides): the same arguments, the same draws and counts.
+    A kernel of its own, compiled the first time a run needs it, so that runs that never do (a
+    single weapon, every run with the stage breakdown) do not pay for its compile."""
+    n_weapons, n_groups = stages.shape[0], stages.shape[1]
+    seen = n_groups + n_weapons + n_weapons * n_groups  # where scratch keeps the positions' counts
+    for c in range(first, streams.shape[0], step):
+        st = streams[c]
+        pos = np.int64(st[S_POS])
+        s = st[S_COUNTER]
+        buf = buffers[slot]
+        if pos < BUFFER:  # resume: the buffer holds the BUFFER values before the counter
+            refill(buf, s - np.uint64(BUFFER) * GAMMA)
+        pos, s = _run_queue(params, roll_maps, groups, unit[U_WOUNDS_LEFT], chunk_trials[c], out_damage[slot],
+                            out_models[slot], out_groups[slot], group_offsets, out_weapons[slot], jt, jown, jalias,
+                            jstart, jchunk, tmode, track, adv, tt, ta, buf, pos, s, scratch[slot, seen:])
+        st[S_POS] = pos
+        st[S_COUNTER] = s
