@@ -37,6 +37,7 @@ def test_kernel_constants_match_codes() -> None:
     assert simulate.N_STAGES == len(codes.StageCount)
     assert int(simulate.PAIRS) == codes.PAIRS
     assert transition.MAX_POSITIONS == codes.MAX_QUEUE_POSITIONS
+    assert (simulate.T_LOOP, simulate.T_ALIKE, simulate.T_MOVE) == (transition.LOOP, transition.ALIKE, transition.MOVE)
 
 
 def test_compiled_arrays_are_typed_and_read_only() -> None:

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from mathhammer import kernel
+from mathhammer.codes import Flag, Param
 from mathhammer.compile import UnitInputs, compile_matchup
 from mathhammer.engine import exact_units, montecarlo
 from mathhammer.engine.agreement import MEAN_BOUND_SE, compare, dkw_bound
@@ -37,8 +38,16 @@ def _unit(target: TargetUnit, *weapons: tuple[str, int], context: Context | None
     return u
 
 
-def _tables(u: UnitInputs) -> transition.TrackTables:
-    return transition.track_tables(u.stages, u.rolls, u.roll_maps, u.params, u.groups, u.bodyguard_groups)
+def _with_stages(params: np.ndarray) -> np.ndarray:
+    """``params`` as a run with the stage breakdown passes them (no MOVE rows then)."""
+    params = params.copy()
+    params[..., Param.FLAGS] |= Flag.STAGES
+    return params
+
+
+def _tables(u: UnitInputs, *, stages: bool = False) -> transition.TrackTables:
+    params = _with_stages(u.params) if stages else u.params
+    return transition.track_tables(u.stages, u.rolls, u.roll_maps, params, u.groups, u.bodyguard_groups)
 
 
 def _squad(sergeant_save: int, trooper_save: int = 3) -> TargetUnit:
@@ -151,18 +160,23 @@ def test_modes_follow_the_saves_and_the_damage() -> None:
     alike = _tables(_unit(_squad(3), *SQUAD_WEAPONS))
     differ = _tables(_unit(_squad(2), *SQUAD_WEAPONS))
     assert alike[0][:, 0].tolist() == [transition.ALIKE, transition.ALIKE] and alike[4].size == 0
-    assert differ[0].tolist() == [[transition.DIFFER, TABLE_N]] * 2
-    assert differ[4].shape == (2, 14, (TABLE_N + 1) * (TABLE_N + 2) // 2)
+    # without the stage breakdown, each position's row ends with where the attacks leave the queue
+    rows = (TABLE_N + 1) * (TABLE_N + 2) // 2
+    assert differ[0].tolist() == [[transition.MOVE, TABLE_N, rows]] * 2
+    assert differ[4].shape == (2, 14, rows + 14)
+    with_stages = _tables(_unit(_squad(2), *SQUAD_WEAPONS), stages=True)
+    assert with_stages[0].tolist() == [[transition.DIFFER, TABLE_N, 0]] * 2
+    assert with_stages[4].shape == (2, 14, rows)
     rolled = _tables(_unit(_squad(2), ("A2 BS3+ S4 AP-1 D1", 5), ("A1 BS3+ S8 AP-2 D D3", 5)))
-    assert rolled[0][:, 0].tolist() == [transition.DIFFER, transition.LOOP]
+    assert rolled[0][:, 0].tolist() == [transition.MOVE, transition.LOOP]
 
 
 def test_rows_stop_at_the_most_wounds_a_weapon_group_can_have() -> None:
     """5 x A2 (at most 10 wounds) and 5 x A1 (at most 5): rows for n = 0 .. 10 and 0 .. 5."""
     u = _unit(_squad(2), *SQUAD_WEAPONS)
-    mode, *_, t, _alias = transition.track_tables(u.stages, u.rolls, u.roll_maps, u.params, u.groups,
+    mode, *_, t, _alias = transition.track_tables(u.stages, u.rolls, u.roll_maps, _with_stages(u.params), u.groups,
                                                   u.bodyguard_groups, (10, 5))
-    assert mode.tolist() == [[transition.DIFFER, 10], [transition.DIFFER, 5]]
+    assert mode.tolist() == [[transition.DIFFER, 10, 0], [transition.DIFFER, 5, 0]]
     assert t.shape == (2, 14, 11 * 12 // 2)
 
 
@@ -218,11 +232,20 @@ def _wounded_with_devastating() -> UnitInputs:
     return _unit(target, ("A4 BS3+ S5 AP-1 D2 [DEVASTATING WOUNDS]", 3), ("A2 BS4+ S5 AP0 D1", 2))
 
 
+def _wounded() -> UnitInputs:
+    """A first model with 1 wound left of 3, two weapon groups, saves that differ by group."""
+    target = TargetUnit(name="u", groups=(Target(name="a", toughness=5, save=3, wounds=3, models=3),
+                                          Target(name="b", toughness=5, save=5, wounds=2, models=2)),
+                        allocation=Allocation.LISTED, wounds_left=1)
+    return _unit(target, ("A4 BS3+ S5 AP-1 D2", 3), ("A2 BS4+ S5 AP0 D1", 2))
+
+
 SCENARIOS = {
     "saves alike": lambda: _unit(_squad(3), *SQUAD_WEAPONS),
     "saves differ": lambda: _unit(_squad(2), *SQUAD_WEAPONS),
     "more wounds than a table row": _many_wounds,
     "wounded, devastating": _wounded_with_devastating,
+    "wounded": _wounded,
 }
 
 
@@ -342,26 +365,26 @@ def test_tables_past_the_byte_budget_keep_the_loop(monkeypatch: pytest.MonkeyPat
     assert alike[0][:, 0].tolist() == [transition.ALIKE, transition.ALIKE]
 
 
-def _wounded() -> UnitInputs:
-    """A first model with 1 wound left of 3, two weapon groups, saves that differ by group."""
-    target = TargetUnit(name="u", groups=(Target(name="a", toughness=5, save=3, wounds=3, models=3),
-                                          Target(name="b", toughness=5, save=5, wounds=2, models=2)),
-                        allocation=Allocation.LISTED, wounds_left=1)
-    return _unit(target, ("A4 BS3+ S5 AP-1 D2", 3), ("A2 BS4+ S5 AP0 D1", 2))
+QUEUE_CASES = ("saves alike", "saves differ", "more wounds than a table row", "wounded")
 
 
-QUEUE_CASES = {**{name: SCENARIOS[name] for name in ("saves alike", "saves differ", "more wounds than a table row")},
-               "wounded": _wounded}
-
-
-@pytest.mark.parametrize("name", list(QUEUE_CASES))
+@pytest.mark.parametrize("name", QUEUE_CASES)
 def test_counting_positions_gives_the_loops_counts_draw_for_draw(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the stage breakdown, when every weapon group moves along the queue by table, the
     kernel counts trials by the position each group leaves the queue at and derives the
-    histograms from those counts (simulate._run_queue). It draws the same numbers as the
-    wound-by-wound loop, so for a seed every count must be the very same; the loop runs when the
-    scratch row has no room for the positions' counts."""
-    u = QUEUE_CASES[name]()
+    histograms from those counts (simulate._run_queue). With DIFFER's two draws in place of
+    MOVE's one it draws the same numbers as the wound-by-wound loop, so for a seed every count
+    must be the very same; the loop runs when the scratch row has no room for the positions'
+    counts."""
+    u = SCENARIOS[name]()
+    real_tables = transition.track_tables
+
+    def no_move(*args: object) -> transition.TrackTables:
+        mode, *rest = real_tables(*args)  # type: ignore[arg-type]
+        mode[mode[:, 0] == transition.MOVE, 0] = transition.DIFFER
+        return (mode, *rest)  # type: ignore[return-value]
+
+    monkeypatch.setattr(kernel, "track_tables", no_move)
     scratch: list[np.ndarray] = []
     real = kernel.simulate_chunks
 
@@ -383,3 +406,98 @@ def test_counting_positions_gives_the_loops_counts_draw_for_draw(name: str, monk
         assert np.array_equal(a.models_destroyed.counts, b.models_destroyed.counts)
     for wa, wb in zip(by_position.weapons, loop.weapons, strict=True):
         assert (wa.damage_mean, wa.models_destroyed_mean) == (wb.damage_mean, wb.models_destroyed_mean)
+
+
+
+# --- MOVE: one draw of where a weapon group's attacks leave the queue ---------------------------------------
+
+def _outcomes(t: np.ndarray, alias: np.ndarray) -> list[float]:
+    """Probabilities of outcomes 0 .. len - 1 of one alias row."""
+    size = len(t)
+    probs = [0.0] * size
+    for j in range(size):
+        own = float(int(t[j])) / 2.0**64
+        probs[j] += own / size
+        probs[int(alias[j])] += (1 - own) / size
+    return probs
+
+
+def _positions_enumerated(models: list[tuple[int, int]], fails: list[int], start: int, wounds: int
+                          ) -> dict[int, Fraction]:
+    """Where ``wounds`` D1 wounds reaching the saving throw leave a queue of (group, W) models, by
+    every sequence of save results: each save at the current model's group (the last group's when
+    none is left), the position being the wounds lost (a destroyed model's whole W), ``start``
+    already lost from the front."""
+    out: dict[int, Fraction] = {}
+    for saves in itertools.product((True, False), repeat=wounds):  # True: the save fails
+        left = [w for _, w in models]
+        gone = start
+        for i in range(len(left)):
+            take = min(gone, left[i])
+            left[i] -= take
+            gone -= take
+        p = Fraction(1)
+        for fail in saves:
+            current = next((i for i, w in enumerate(left) if w > 0), None)
+            group = models[current][0] if current is not None else models[-1][0]
+            p *= Fraction(fails[group], 36) if fail else Fraction(36 - fails[group], 36)
+            if fail and current is not None:
+                left[current] -= 1
+        position = sum(w for _, w in models) - sum(left)
+        out[position] = out.get(position, Fraction(0)) + p
+    return out
+
+
+def test_move_rows_match_an_enumeration_of_every_attack_and_save() -> None:
+    """2 models firing A2 BS3+ S4 AP-1 D1 (4 attacks; each hits on 3+, 2/3, and wounds T4 on 4+,
+    1/2: 1/3 reaches the saving throw) at 2 troopers W2 saving on 4+ after AP-1 (fails 18/36)
+    and a sergeant W3 on 3+ (fails 12/36): from every start position, P(where the queue is left)
+    is the binomial mixture over the wounds of the enumeration of their saves."""
+    target = TargetUnit(name="squad", groups=(Target(name="trooper", toughness=4, save=3, wounds=2, models=2),
+                                              Target(name="sergeant", toughness=4, save=2, wounds=3, models=1)),
+                        allocation=Allocation.LISTED)
+    u = _unit(target, ("A2 BS3+ S4 AP-1 D1", 2), ("A1 BS3+ S4 AP-1 D1", 1))
+    mode, _track, _base, _adv, t, alias = _tables(u)
+    assert mode[0].tolist()[:1] == [transition.MOVE]
+    models = [(0, 2), (0, 2), (1, 3)]
+    q = Fraction(1, 3)
+    for start in range(8):
+        want = [Fraction(0)] * 8
+        for w in range(5):
+            binomial = math.comb(4, w) * q**w * (1 - q) ** (4 - w)
+            for position, prob in _positions_enumerated(models, [18, 12], start, w).items():
+                want[position] += binomial * prob
+        at = int(mode[0, 2])
+        got = _outcomes(t[0, start, at:at + 8], alias[0, start, at:at + 8])
+        assert got == pytest.approx([float(w) for w in want], abs=1e-14), start
+
+
+def test_a_move_row_one_off_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MOVE rows built with the troopers' save one worse: the agreement check of a run without the
+    stage breakdown (the kernel that draws them) must reject it against the exact answer and accept
+    it against the answer for troopers saving on 4+."""
+    real = transition._move_rows
+
+    def one_worse(adv: np.ndarray, group_at: list[int], fails: list[int], reach: dict[int, int], attacks: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        return real(adv, group_at, [fails[0] + 6, *fails[1:]], reach, attacks)
+
+    monkeypatch.setattr(transition, "_move_rows", one_worse)
+    monkeypatch.setattr(transition, "_BUILT", {})
+    u = _unit(_squad(2), *SQUAD_WEAPONS)
+    assert (_tables(u)[0][:, 0] == transition.MOVE).all()
+    mc = montecarlo.run(u, trials=N, seed=5, threads=1, stages=False)
+    caught = compare(mc.damage, mc.models_destroyed, *_exact(u), N)
+    assert not caught.agrees, caught.line()
+    bugged = _unit(_squad(2, trooper_save=4), *SQUAD_WEAPONS)
+    same = compare(mc.damage, mc.models_destroyed, *_exact(bugged), N)
+    assert same.agrees, same.line()
+
+
+def test_move_is_built_only_where_it_is_quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MOVE_WORK (positions x (wounds + 1) ** 2) a group whose saves differ keeps DIFFER's
+    two draws: 14 positions x 11 ** 2 for 10 attacks, 14 x 6 ** 2 for 5."""
+    monkeypatch.setattr(transition, "_BUILT", {})
+    monkeypatch.setattr(transition, "MOVE_WORK", 14 * 6**2)
+    mode = _tables(_unit(_squad(2), *SQUAD_WEAPONS))[0]
+    assert mode[:, 0].tolist() == [transition.DIFFER, transition.MOVE]

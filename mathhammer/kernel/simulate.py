@@ -60,7 +60,7 @@ K_HIT_ANY, K_UNSAVED, K_UNSAVED_NOT_CRIT = 10, 11, 12
 # Kinds of joint draw (mathhammer.kernel.joint) and the packing of their outcomes.
 J_HIT, J_WOUND, J_FINAL = 0, 1, 2
 # Modes of a weapon group's allocation (mathhammer.kernel.transition).
-T_LOOP, T_ALIKE = 0, 1
+T_LOOP, T_ALIKE, T_MOVE = 0, 1, 3
 SHIFT = np.int64(32)
 MASK32 = np.int64(0xFFFFFFFF)
 
@@ -694,12 +694,13 @@ def _run_queue(params, roll_maps, groups, wounds_left, n_trials, out_damage, out
     """_run_units when every weapon group moves along one queue of models by table (``tmode``
     not T_LOOP) after one joint draw of its unsaved wounds, with fixed attacks, no Devastating
     Wounds, no Hazardous tests and no stage breakdown. The same draws, in the same order, as the
-    loop; but a trial's outcome is then only the position p_g each weapon group leaves the queue
-    at (the wounds taken and the models destroyed are read off ``track`` at the positions), so a
-    trial counts ``seen[g * (P + 1) + p_g]`` and the histograms are derived from those counts
-    once per call: the wounds and models of weapon group g are its positions' sums less the
-    previous group's, the unit's damage and models destroyed those of the last position less
-    the start's."""
+    loop, except that a MOVE group (mathhammer.kernel.transition) takes one draw of where its
+    attacks leave the queue in place of the loop's two, of its wounds and of their saves. A
+    trial's outcome is then only the position p_g each weapon group leaves the queue at (the
+    wounds taken and the models destroyed are read off ``track`` at the positions), so a trial
+    counts ``seen[g * (P + 1) + p_g]`` and the histograms are derived from those counts once per
+    call: the wounds and models of weapon group g are its positions' sums less the previous
+    group's, the unit's damage and models destroyed those of the last position less the start's."""
     n_weapons = jchunk.shape[0]
     n_groups = groups.shape[0]
     last = track.shape[0] - 1
@@ -711,6 +712,14 @@ def _run_queue(params, roll_maps, groups, wounds_left, n_trials, out_damage, out
     for _ in range(n_trials):
         p = start
         for g in range(n_weapons):
+            if tmode[g, 0] == T_MOVE:  # one draw: where the weapon group's attacks leave the queue
+                size = np.uint64(last + 1)
+                r, pos, s = next_value(buf, pos, s)
+                column, _ = digit(r, size)
+                j = tmode[g, 2] + column
+                p = column if r * size < tt[g, p, j] else ta[g, p, j]
+                seen[g * width + p] += 1
+                continue
             n = params[g, 0, P_FIRING] * roll_maps[g, 0, ATTACKS, 0]
             # joint() and count() written out: taking a view of the stacked tables for them
             # (jstart[g], tt[g]) cost this loop a fifth of its speed

@@ -21,6 +21,12 @@ destroyed are the model ends passed.
   group can have (at most TABLE_N: the rows take about 0.1 ms each to build); more wounds are
   drawn c at a time, each draw from the position the previous one reached (the chain is Markov).
 
+- Without the stage breakdown, with a fixed number of attacks and nothing after the saves to
+  count, the wounds of a group whose saves differ need not be drawn apart from their saves: one
+  alias row per start position p gives where the weapon group's attacks leave the queue
+  (``MOVE``), the mixture over w, the wounds that reach the saving throw (the attacks' outcome
+  convolved, as :mod:`.joint` builds it), of the rows above. Built only where that is quick.
+
 Devastating Wounds still wait and land one at a time after every weapon group (R-6.3). Same
 distribution as the loop, not the same draws. A queue longer than MAX_POSITIONS, a second
 track, unlimited wounds, a rolled Damage, Feel No Pain, Damage that differs between groups or a
@@ -36,8 +42,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .binomial import TABLE_N, _alias_row
+from .joint import _attack, _convolve
 
-__all__ = ["ALIKE", "DIFFER", "LOOP", "MAX_BYTES", "MAX_POSITIONS", "TrackTables", "no_tables", "track_tables"]
+__all__ = ["ALIKE", "DIFFER", "LOOP", "MAX_BYTES", "MAX_POSITIONS", "MOVE", "TrackTables", "no_tables",
+           "track_tables"]
 
 #: Longest queue (total wounds of the target unit) that gets tables: rows grow with it and so
 #: does the time to build them (up to about 0.4 ms per position when the saves differ).
@@ -47,21 +55,27 @@ MAX_POSITIONS = 128
 #: saves differ, 0.13 MB when alike.
 MAX_BYTES = 4 << 20
 #: ``mode[g, 0]``: allocate one wound at a time; one ``adv`` lookup (saves alike, drawn as a
-#: count); a draw of the unsaved count per ``mode[g, 1]`` wounds, then the lookup (saves differ).
-LOOP, ALIKE, DIFFER = 0, 1, 2
+#: count); a draw of the unsaved count per ``mode[g, 1]`` wounds, then the lookup (saves differ);
+#: DIFFER's rows and, at ``mode[g, 2]`` in each position's row, where the weapon group's attacks
+#: leave the queue (MOVE: the kernel that counts only the outcome draws that; the loop, DIFFER's).
+LOOP, ALIKE, DIFFER, MOVE = 0, 1, 2, 3
+#: Most (positions) x (wounds + 1) ** 2 a MOVE table may take to build (Python integers: about
+#: 0.1 s at this size); larger weapon groups keep DIFFER's two draws.
+MOVE_WORK = 60_000
 #: Rows and entries of mathhammer.codes (kept free of it, as the kernel is).
-_SAVE_ROW = 2
-_DAMAGE = 2
-_P_FLAGS, _P_COMMAND = 0, 4
-_F_FNP, _F_SAME_SAVES = 16, 256
+_HIT_ROW, _SAVE_ROW = 0, 2
+_ATTACKS, _SUSTAINED, _DAMAGE = 0, 1, 2
+_P_FLAGS, _P_FIRING, _P_COMMAND = 0, 1, 4
+_F_TORRENT, _F_LETHAL, _F_DEVASTATING, _F_FNP, _F_STAGES, _F_SAME_SAVES = 1, 2, 4, 16, 64, 256
 _C_SAVE = 4
 
-#: (mode int64[G, 2], track int64[P + 1, 3 + J], base int64[J + 1], adv int64[G, P + 1, P + 1],
+#: (mode int64[G, 3], track int64[P + 1, 3 + J], base int64[J + 1], adv int64[G, P + 1, P + 1],
 #: t uint64[G, P + 1, R], alias int64[G, P + 1, R]): ``track[p]`` is the state
 #: at position p as the loop keeps it (group, models left in it, wounds left on the current
 #: model) and the models destroyed in each group; ``base[j]`` the position where group j starts
 #: (``base[J]`` = P). ``t``, ``alias``: row (p, n) at n (n + 1) / 2 of ``[g, p]``, outcome u,
-#: for n = 0 .. ``mode[g, 1]``; empty (size 0 in their last two axes) when no group needs them.
+#: for n = 0 .. ``mode[g, 1]``, then MOVE's row of outcomes p' = 0 .. P at ``mode[g, 2]``; empty
+#: (size 0 in their last two axes) when no group needs them.
 TrackTables = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64],
                     npt.NDArray[np.uint64], npt.NDArray[np.int64]]
 
@@ -70,7 +84,7 @@ def no_tables(n_weapons: int, n_groups: int) -> TrackTables:
     """Tables that send every weapon group to the loop (``mode`` LOOP everywhere), of the same
     types as real ones: the kernel is compiled once for both (issue 8: one first-run compile)."""
     empty = np.zeros((n_weapons, 0, 0), dtype=np.int64)
-    return (np.zeros((n_weapons, 2), dtype=np.int64), np.zeros((1, 3 + n_groups), dtype=np.int64),
+    return (np.zeros((n_weapons, 3), dtype=np.int64), np.zeros((1, 3 + n_groups), dtype=np.int64),
             np.zeros(n_groups + 1, dtype=np.int64), empty, np.zeros((n_weapons, 0, 0), dtype=np.uint64), empty.copy())
 
 
@@ -108,35 +122,91 @@ def _advance(end: npt.NDArray[np.int64], damage: int) -> npt.NDArray[np.int64]:
     return adv
 
 
+def _unsaved_dists(adv: npt.NDArray[np.int64], group_at: list[int], fails: list[int], most: int
+                   ) -> list[list[list[int]]]:
+    """``dists[p][n][u]``: the weight of u unsaved of n = 0 .. ``most`` wounds reaching the saving
+    throw from position p (total 36**n): the k-th wound's save fails with ``fails[group] / 36`` of
+    the model at the position the first k - 1 unsaved wounds reached. Exact integers; positions
+    with the same odds save after save share their lists."""
+    total = adv.shape[0] - 1
+    out: list[list[list[int]]] = []
+    done: dict[tuple[int, ...], list[list[int]]] = {}
+    for p in range(total + 1):
+        fail = [fails[group_at[int(adv[p, min(u, total)])]] for u in range(most + 1)]
+        same = done.get(tuple(fail))
+        if same is None:
+            same = [[1]]
+            for n in range(1, most + 1):
+                new = [0] * (n + 1)
+                for u, w in enumerate(same[-1]):
+                    new[u + 1] += w * fail[u]
+                    new[u] += w * (36 - fail[u])
+                same.append(new)
+            done[tuple(fail)] = same
+        out.append(same)
+    return out
+
+
 def _unsaved_rows(adv: npt.NDArray[np.int64], group_at: list[int], fails: list[int], most: int = TABLE_N
                   ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
     """Alias rows of the unsaved count u of n = 0 .. ``most`` wounds reaching the saving throw from
-    each position: the k-th wound's save fails with ``fails[group] / 36`` of the model at the
-    position the first k - 1 unsaved wounds reached. Exact integers (total 36**n)."""
+    each position (:func:`_unsaved_dists`), row n at n (n + 1) / 2."""
     total = adv.shape[0] - 1
     size = (most + 1) * (most + 2) // 2
     t = np.zeros((total + 1, size), dtype=np.uint64)
     alias = np.zeros((total + 1, size), dtype=np.int64)
-    done: dict[tuple[int, ...], int] = {}  # positions with the same odds save after save share rows
-    for p in range(total + 1):
-        fail = [fails[group_at[int(adv[p, min(u, total)])]] for u in range(most + 1)]
-        same = done.setdefault(tuple(fail), p)
-        if same != p:
-            t[p], alias[p] = t[same], alias[same]
-            continue
-        dist = [1]
-        for n in range(most + 1):
-            if n:
-                new = [0] * (n + 1)
-                for u, w in enumerate(dist):
-                    new[u + 1] += w * fail[u]
-                    new[u] += w * (36 - fail[u])
-                dist = new
-            row_t, row_alias = _alias_row(dist, 36**n)
-            at = n * (n + 1) // 2
-            t[p, at:at + n + 1] = row_t
-            alias[p, at:at + n + 1] = row_alias
+    rows: dict[int, tuple[list[int], list[int]]] = {}  # by the dists' identity: shared lists, shared rows
+    for p, dists in enumerate(_unsaved_dists(adv, group_at, fails, most)):
+        if id(dists) not in rows:
+            row_t: list[int] = []
+            row_alias: list[int] = []
+            for n, dist in enumerate(dists):
+                nt, na = _alias_row(dist, 36**n)
+                row_t += nt
+                row_alias += na
+            rows[id(dists)] = (row_t, row_alias)
+        t[p], alias[p] = rows[id(dists)]
     return t, alias
+
+
+def _move_rows(adv: npt.NDArray[np.int64], group_at: list[int], fails: list[int], reach: dict[int, int], attacks: int
+               ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """MOVE's alias rows: from each position p, the position p' = 0 .. P where ``attacks`` attacks
+    leave the queue, each reaching the saving throw with ``reach[k]`` (k wounds; integer weights):
+    the sum over w of P(w wounds reach it) (the attacks' convolution) times P(u unsaved of w from
+    p) (:func:`_unsaved_dists`), at p' = ``adv[p, u]``. Exact integers."""
+    total = adv.shape[0] - 1
+    wounds: dict[int, int] = {0: 1}
+    for _ in range(attacks):
+        wounds = _convolve(wounds, reach)
+    most = max(wounds)
+    whole = sum(reach.values()) ** attacks * 36**most
+    t = np.zeros((total + 1, total + 1), dtype=np.uint64)
+    alias = np.zeros((total + 1, total + 1), dtype=np.int64)
+    for p, dists in enumerate(_unsaved_dists(adv, group_at, fails, most)):
+        weights = [0] * (total + 1)
+        for w, ways in wounds.items():
+            scale = ways * 36 ** (most - w)
+            for u, k in enumerate(dists[w]):
+                weights[int(adv[p, min(u, total)])] += scale * k
+        t[p], alias[p] = _alias_row(weights, whole)
+    return t, alias
+
+
+def _reach(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64],
+           params: npt.NDArray[np.int64], g: int) -> tuple[dict[int, int], int] | None:
+    """(the wounds one attack of weapon group g brings to the saving throw, integer weights; its
+    attacks) when MOVE may apply: a fixed number of attacks and of Sustained Hits, no Devastating
+    Wounds, no Command Re-roll, no stage breakdown. None otherwise."""
+    flags = int(params[g, 0, _P_FLAGS])
+    if flags & (_F_DEVASTATING | _F_STAGES) or int(params[g, 0, _P_COMMAND]) or \
+            int(rolls[g, 0, _ATTACKS].sum()) or int(rolls[g, 0, _SUSTAINED].sum()):
+        return None
+    every_save_fails = stages[g, 0].copy()
+    every_save_fails[_SAVE_ROW] = 1  # "unsaved" = reaches the saving throw
+    reach = _attack(every_save_fails, bool(flags & _F_TORRENT), bool(flags & _F_LETHAL), False,
+                    int(roll_maps[g, 0, _SUSTAINED, 0]))
+    return reach, int(params[g, 0, _P_FIRING]) * int(roll_maps[g, 0, _ATTACKS, 0])
 
 
 def _weapon_damage(rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64], params: npt.NDArray[np.int64],
@@ -155,7 +225,7 @@ def _build(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps
            params: npt.NDArray[np.int64], groups: npt.NDArray[np.int64], bodyguard: int, most: tuple[int, ...]
            ) -> TrackTables:
     n_weapons, n_groups = stages.shape[0], stages.shape[1]
-    mode = np.zeros((n_weapons, 2), dtype=np.int64)
+    mode = np.zeros((n_weapons, 3), dtype=np.int64)
     total = int((groups[:, 0] * groups[:, 1]).sum())
     one_queue = bodyguard == n_groups and bool((groups[:, 1] > 0).all()) and 0 < total <= MAX_POSITIONS
     if not one_queue:
@@ -170,23 +240,32 @@ def _build(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps
             continue
         if int(params[g, 0, _P_FLAGS]) & _F_SAME_SAVES:
             adv[g] = _advance(end, damage)
-            mode[g] = (ALIKE, 0)
+            mode[g] = (ALIKE, 0, 0)
         elif int(params[g, 0, _P_COMMAND]) != _C_SAVE:  # a Command Re-roll ties one save to the others
             chunk = max(1, min(TABLE_N, most[g]))
+            width = (chunk + 1) * (chunk + 2) // 2
+            reach = _reach(stages, rolls, roll_maps, params, g)
+            wounds = reach[1] * max(reach[0]) if reach else 0
+            move = reach is not None and wounds <= chunk and (total + 1) * (wounds + 1) ** 2 <= MOVE_WORK
             # t and alias, as wide as the widest group's rows: kept within MAX_BYTES with adv
-            if adv.nbytes + n_weapons * (total + 1) * (chunk + 1) * (chunk + 2) // 2 * 16 > MAX_BYTES:
+            row = width + (total + 1 if move else 0)
+            if adv.nbytes + n_weapons * (total + 1) * max([row, *(r[0].shape[1] for r in differ.values())]) * 16 \
+                    > MAX_BYTES:
                 continue
             adv[g] = _advance(end, damage)
             fails = [int((stages[g, j, _SAVE_ROW] & 1).sum()) for j in range(n_groups)]
-            differ[g] = _unsaved_rows(adv[g], group_at, fails, chunk)
-            mode[g] = (DIFFER, chunk)
+            rows_t, rows_alias = _unsaved_rows(adv[g], group_at, fails, chunk)
+            if move and reach is not None:
+                move_t, move_alias = _move_rows(adv[g], group_at, fails, *reach)
+                rows_t, rows_alias = np.hstack([rows_t, move_t]), np.hstack([rows_alias, move_alias])
+            differ[g] = rows_t, rows_alias
+            mode[g] = (MOVE, chunk, width) if move else (DIFFER, chunk, 0)
     size = max((rows[0].shape[1] for rows in differ.values()), default=0)
     t = np.zeros((n_weapons, total + 1 if differ else 0, size), dtype=np.uint64)
     alias = np.zeros(t.shape, dtype=np.int64)
     for g, (rows_t, rows_alias) in differ.items():
         t[g, :, :rows_t.shape[1]], alias[g, :, :rows_t.shape[1]] = rows_t, rows_alias
     return mode, track, base, adv, t, alias
-
 
 def track_tables(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps: npt.NDArray[np.int64],
                  params: npt.NDArray[np.int64], groups: npt.NDArray[np.int64], bodyguard: int,
