@@ -246,6 +246,8 @@ SCENARIOS = {
     "more wounds than a table row": _many_wounds,
     "wounded, devastating": _wounded_with_devastating,
     "wounded": _wounded,
+    "sustained and lethal": lambda: _unit(_squad(2), ("A3 BS4+ S5 AP-1 D1 [SUSTAINED HITS 1, LETHAL HITS]", 3),
+                                          ("A1 BS N/A S8 AP-2 D2 [TORRENT]", 4)),
 }
 
 
@@ -365,17 +367,19 @@ def test_tables_past_the_byte_budget_keep_the_loop(monkeypatch: pytest.MonkeyPat
     assert alike[0][:, 0].tolist() == [transition.ALIKE, transition.ALIKE]
 
 
-QUEUE_CASES = ("saves alike", "saves differ", "more wounds than a table row", "wounded")
+QUEUE_CASES = ("saves alike", "saves differ", "more wounds than a table row", "wounded", "sustained and lethal")
 
 
+@pytest.mark.parametrize("stages", [False, True])
 @pytest.mark.parametrize("name", QUEUE_CASES)
-def test_counting_positions_gives_the_loops_counts_draw_for_draw(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without the stage breakdown, when every weapon group moves along the queue by table, the
-    kernel counts trials by the position each group leaves the queue at and derives the
+def test_counting_positions_gives_the_loops_counts_draw_for_draw(name: str, stages: bool,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """When every weapon group moves along the queue by table, the queue kernel counts trials by
+    the position each group leaves the queue at (and their stage counts) and derives the
     histograms from those counts (simulate._run_queue). With DIFFER's two draws in place of
     MOVE's one it draws the same numbers as the wound-by-wound loop, so for a seed every count
-    must be the very same; the loop runs when the scratch row has no room for the positions'
-    counts."""
+    must be the very same, stage breakdown included; the loop runs when the scratch row has no
+    room for the positions' counts."""
     u = SCENARIOS[name]()
     real_tables = transition.track_tables
 
@@ -393,12 +397,12 @@ def test_counting_positions_gives_the_loops_counts_draw_for_draw(name: str, monk
         real(*args, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(kernel, "simulate_chunks", keep_scratch)
-    by_position = montecarlo.run(u, trials=30_000, seed=17, threads=2, stages=False)
+    by_position = montecarlo.run(u, trials=30_000, seed=17, threads=2, stages=stages)
     seen = u.n_groups + u.n_weapons + u.n_weapons * u.n_groups
     assert scratch[-1][:, seen:].sum() > 0  # the positions were counted: the queue path ran
     monkeypatch.setattr(montecarlo, "scratch_width", lambda v: seen)
     scratch.clear()
-    loop = montecarlo.run(u, trials=30_000, seed=17, threads=2, stages=False)
+    loop = montecarlo.run(u, trials=30_000, seed=17, threads=2, stages=stages)
     assert scratch[-1][:, seen:].sum() == 0  # the loop ran
     assert np.array_equal(by_position.damage.counts, loop.damage.counts)
     assert np.array_equal(by_position.models_destroyed.counts, loop.models_destroyed.counts)
@@ -406,6 +410,11 @@ def test_counting_positions_gives_the_loops_counts_draw_for_draw(name: str, monk
         assert np.array_equal(a.models_destroyed.counts, b.models_destroyed.counts)
     for wa, wb in zip(by_position.weapons, loop.weapons, strict=True):
         assert (wa.damage_mean, wa.models_destroyed_mean) == (wb.damage_mean, wb.models_destroyed_mean)
+    assert by_position.stages.keys() == loop.stages.keys() and bool(loop.stages) == stages
+    for key, dist in loop.stages.items():
+        got = by_position.stages[key]
+        assert np.array_equal(got.counts, dist.counts), key
+        assert (got.mean(), got.sd()) == (dist.mean(), dist.sd()), key
 
 
 

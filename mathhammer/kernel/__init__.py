@@ -34,7 +34,7 @@ _P_FLAGS, _P_WOUNDS, _P_COMMAND = 0, 3, 4
 _SAVE_ROW = 2
 _F_TORRENT, _F_LETHAL, _F_DEVASTATING, _F_STAGES, _F_SAME_SAVES = 1, 2, 4, 64, 256
 _ATTACKS = 0
-_J_FINAL = 2
+_J_HIT, _J_WOUND, _J_FINAL = 0, 1, 2
 _C_HIT, _C_WOUND, _C_SAVE = 1, 2, 4
 
 
@@ -276,18 +276,23 @@ def prepare_simulation(args: tuple[object, ...], *, live: bool = False, kernel: 
 def takes_queue_path(params: npt.NDArray[np.int64], rolls: npt.NDArray[np.int64], attacker: npt.NDArray[np.int64],
                      jchunk: npt.NDArray[np.int64], tmode: npt.NDArray[np.int64], tbase: npt.NDArray[np.int64],
                      scratch: npt.NDArray[np.int64]) -> bool:
-    """Whether :func:`run_queue_chunks` can run these inputs (arguments of :func:`run_chunks`):
-    no stage breakdown, no Hazardous tests, and every weapon group with fixed attacks, no
-    Devastating Wounds, one joint draw of its unsaved wounds (``jchunk``) and a move along one
-    queue of models by table (``tmode``, mathhammer.kernel.transition), with room in the
-    ``scratch`` rows for the trials by position."""
+    """Whether :func:`run_queue_chunks` can run these inputs (arguments of :func:`run_chunks`): no
+    Hazardous tests, and every weapon group with fixed attacks, no Devastating Wounds, its dice
+    from joint tables (``jchunk``: FINAL, or HIT and WOUND with the stage breakdown, then no
+    Command Re-roll either) and a move along one queue of models by table (``tmode``,
+    mathhammer.kernel.transition), with room in the ``scratch`` rows for the trials by position."""
     n_weapons, n_groups = params.shape[0], params.shape[1]
     last = int(tbase[n_groups]) if tbase.size > n_groups else 0
     seen = n_groups + n_weapons + n_weapons * n_groups
     flags = params[:, 0, _P_FLAGS]
-    return bool(not (flags & (_F_STAGES | _F_DEVASTATING)).any() and int(attacker[0, 0]) == 0 and last > 0
+    if (flags & _F_STAGES).any():
+        joint = bool((jchunk[:, _J_HIT] > 0).all() and (jchunk[:, _J_WOUND] > 0).all()
+                     and (params[:, 0, _P_COMMAND] == 0).all())
+    else:
+        joint = bool((jchunk[:, _J_FINAL] > 0).all())
+    return bool(joint and not (flags & _F_DEVASTATING).any() and int(attacker[0, 0]) == 0 and last > 0
                 and (rolls[:, 0, _ATTACKS].sum(axis=1) == 0).all() and (tmode[:, 0] != 0).all()
-                and (jchunk[:, _J_FINAL] > 0).all() and scratch.shape[1] - seen >= n_weapons * (last + 1))
+                and scratch.shape[1] - seen >= n_weapons * (last + 1))
 
 
 def cache_path(kernel: Any = run_chunks) -> str | None:

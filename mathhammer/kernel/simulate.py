@@ -23,11 +23,11 @@ fixed Sustained Hits, each stage's joint outcome of up to 32 dice is one draw
 (:mod:`.joint`), and without the stage breakdown one draw gives the (unsaved, devastating)
 outcome of up to 32 whole attacks: one draw per trial for the reference scenario.
 ``_run_units`` handles every input. ``run_queue_chunks``, a kernel of its own, runs the units
-whose weapon groups all move along one queue of models by table when only the outcome is
-counted. Helpers are ordinary numba functions: LLVM inlines the small ones, while the large
-ones stay calls (each passes its arrays field by field, so the hot path keeps them out of its
-loop). numba's IR inlining of every helper into one
-function made the first compile take over a minute.
+whose weapon groups all move along one queue of models by table with dice from joint tables.
+Helpers are ordinary numba functions: LLVM inlines the small ones, while the large ones stay
+calls (each passes its arrays field by field, so the hot path keeps them out of its loop).
+numba's IR inlining of every helper into one function made the first compile take over a
+minute.
 """
 
 from __future__ import annotations
@@ -401,7 +401,8 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     Feel No Pain (``tmode[g, 0]`` > 0, mathhammer.kernel.transition), moves the position along the
     queue by table instead: one lookup of where its unsaved wounds leave the queue, after a draw of
     how many are unsaved per ``tmode[g, 1]`` wounds when the groups' saves differ. When every
-    weapon group does and nothing else is counted, :func:`run_queue_chunks` runs the trials instead.
+    weapon group does, with its dice from joint tables, :func:`run_queue_chunks` runs the trials
+    instead.
     """
     n_weapons = stages.shape[0]
     n_groups = stages.shape[1]
@@ -689,63 +690,161 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
 
 
 @jit
-def _run_queue(params, roll_maps, groups, wounds_left, n_trials, out_damage, out_models, out_groups, group_offsets,
-               out_weapons, jt, jown, jalias, jstart, jchunk, tmode, track, adv, tt, ta, buf, pos, s, seen):
+def _joint_of(jt, jown, jalias, jstart, g, kind, n, chunk, buf, pos, s):
+    """:func:`joint` for weapon group g, reading the stacked ``jstart`` in place: making the view
+    ``jstart[g]`` for each draw cost the queue kernel a fifth of its speed."""
+    total = np.int64(0)
+    while n > 0:
+        m = min(n, chunk)
+        first = jstart[g, kind, m]
+        size = np.uint64(jstart[g, kind, m + 1] - first)
+        r, pos, s = next_value(buf, pos, s)
+        column, _ = digit(r, size)
+        total += jown[first + column] if r * size < jt[first + column] else jalias[first + column]
+        n -= m
+    return total, pos, s
+
+
+@jit
+def _count_of(table, alias, g, kind, n, buf, pos, s):
+    """:func:`count` for the pair (weapon group g, model group 0), reading the stacked binomial
+    tables in place (as :func:`_joint_of`)."""
+    total = np.int64(0)
+    while n > 0:
+        m = min(n, TABLE_N)
+        r, pos, s = next_value(buf, pos, s)
+        size = np.uint64(m + 1)
+        column, _ = digit(r, size)
+        j = ((m * (m + 1)) >> 1) + column
+        total += column if r * size < table[g, 0, kind, j] else np.int64(alias[g, 0, kind, j])
+        n -= m
+    return total, pos, s
+
+
+@jit
+def _leave(tt, ta, adv, g, chunk, p, failed, last, buf, pos, s):
+    """Where weapon group g's ``failed`` wounds reaching the saving throw leave the queue from
+    position p when the groups' saves differ: their unsaved count drawn per ``chunk`` wounds
+    from where the last draw left the queue (mathhammer.kernel.transition). Returns (position,
+    unsaved, pos, s). (Where the saves are alike the unsaved count moves the position in one
+    lookup, written where it is needed: a call of this function there cost 70% of the speed.)"""
+    u = 0
+    while failed > 0:
+        m = min(failed, chunk)
+        size = np.uint64(m + 1)
+        r, pos, s = next_value(buf, pos, s)
+        column, _ = digit(r, size)
+        j = ((m * (m + 1)) >> 1) + column
+        k = column if r * size < tt[g, p, j] else ta[g, p, j]
+        u += k
+        p = adv[g, p, min(k, last)]
+        failed -= m
+    return p, u, pos, s
+
+
+@jit
+def _run_queue(params, roll_maps, groups, wounds_left, n_trials, out_damage, out_models, offsets, out_stages, out_over,
+               out_groups, group_offsets, out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, tmode, track,
+               adv, tt, ta, buf, pos, s, seen):
     """_run_units when every weapon group moves along one queue of models by table (``tmode``
-    not T_LOOP) after one joint draw of its unsaved wounds, with fixed attacks, no Devastating
-    Wounds, no Hazardous tests and no stage breakdown. The same draws, in the same order, as the
-    loop, except that a MOVE group (mathhammer.kernel.transition) takes one draw of where its
-    attacks leave the queue in place of the loop's two, of its wounds and of their saves. A
-    trial's outcome is then only the position p_g each weapon group leaves the queue at (the
-    wounds taken and the models destroyed are read off ``track`` at the positions), so a trial
-    counts ``seen[g * (P + 1) + p_g]`` and the histograms are derived from those counts once per
-    call: the wounds and models of weapon group g are its positions' sums less the previous
-    group's, the unit's damage and models destroyed those of the last position less the start's."""
+    not T_LOOP), with fixed attacks and no Devastating Wounds, Hazardous tests or Command
+    Re-roll, and its dice come from joint tables: one draw of the unsaved wounds (FINAL), or,
+    with the stage breakdown, of the Hit rolls and of the Wound rolls (HIT, WOUND) and a count
+    of the failed saves. The same draws, in the same order, as the loop, except that a MOVE
+    group (mathhammer.kernel.transition, never with the breakdown) takes one draw of where its
+    attacks leave the queue in place of the loop's two, of its wounds and of their saves.
+
+    A trial's outcome is then the position p_g each weapon group leaves the queue at (the wounds
+    taken and the models destroyed are read off ``track`` at the positions) and its stage
+    counts, so a trial counts ``seen[g * (P + 1) + p_g]`` and the histograms are derived from
+    those counts once per call: the wounds and models of weapon group g are its positions' sums
+    less the previous group's, the unit's damage and models destroyed those of the last
+    position less the start's."""
     n_weapons = jchunk.shape[0]
     n_groups = groups.shape[0]
     last = track.shape[0] - 1
     width = last + 1
+    keep_stages = (params[0, 0, P_FLAGS] & F_STAGES) != 0
+    lethal_any = False
+    fixed_attacks = 0
+    for g in range(n_weapons):
+        lethal_any |= (params[g, 0, P_FLAGS] & F_LETHAL) != 0
+        fixed_attacks += params[g, 0, P_FIRING] * roll_maps[g, 0, ATTACKS, 0]
+    b1, b2, b3, b4, b5, b6, b7, b8 = offsets[1], offsets[2], offsets[3], offsets[4], offsets[5], offsets[6], \
+        offsets[7], offsets[8]
+    l1, l2, l3, l4, l5, l7, l8 = b2 - b1 - 1, b3 - b2 - 1, b4 - b3 - 1, b5 - b4 - 1, b6 - b5 - 1, b8 - b7 - 1, \
+        offsets[9] - b8 - 1
     for i in range(n_weapons * width):
         seen[i] = 0
     # the start: the first model's missing wounds already taken
     start = groups[0, 1] - (wounds_left if wounds_left > 0 else groups[0, 1])
-    for _ in range(n_trials):
-        p = start
-        for g in range(n_weapons):
-            if tmode[g, 0] == T_MOVE:  # one draw: where the weapon group's attacks leave the queue
-                size = np.uint64(last + 1)
-                r, pos, s = next_value(buf, pos, s)
-                column, _ = digit(r, size)
-                j = tmode[g, 2] + column
-                p = column if r * size < tt[g, p, j] else ta[g, p, j]
-                seen[g * width + p] += 1
-                continue
-            n = params[g, 0, P_FIRING] * roll_maps[g, 0, ATTACKS, 0]
-            # joint() and count() written out: taking a view of the stacked tables for them
-            # (jstart[g], tt[g]) cost this loop a fifth of its speed
-            o = 0
-            while n > 0:
-                m = min(n, jchunk[g, J_FINAL])
-                first = jstart[g, J_FINAL, m]
-                size = np.uint64(jstart[g, J_FINAL, m + 1] - first)
-                r, pos, s = next_value(buf, pos, s)
-                column, _ = digit(r, size)
-                o += jown[first + column] if r * size < jt[first + column] else jalias[first + column]
-                n -= m
-            failed = o & MASK32
-            if tmode[g, 0] == T_ALIKE:
-                p = adv[g, p, min(failed, last)]
-            else:  # a draw of the unsaved count per tmode[g, 1] wounds, from where the last one left
-                while failed > 0:
-                    m = min(failed, tmode[g, 1])
-                    size = np.uint64(m + 1)
+    if not keep_stages:
+        for _ in range(n_trials):
+            p = start
+            for g in range(n_weapons):
+                if tmode[g, 0] == T_MOVE:  # one draw: where the weapon group's attacks leave the queue
+                    size = np.uint64(last + 1)
                     r, pos, s = next_value(buf, pos, s)
                     column, _ = digit(r, size)
-                    j = ((m * (m + 1)) >> 1) + column
-                    k = column if r * size < tt[g, p, j] else ta[g, p, j]
-                    p = adv[g, p, min(k, last)]
-                    failed -= m
-            seen[g * width + p] += 1
+                    j = tmode[g, 2] + column
+                    p = column if r * size < tt[g, p, j] else ta[g, p, j]
+                else:
+                    n = params[g, 0, P_FIRING] * roll_maps[g, 0, ATTACKS, 0]
+                    o, pos, s = _joint_of(jt, jown, jalias, jstart, g, J_FINAL, n, jchunk[g, J_FINAL], buf, pos, s)
+                    failed = o & MASK32
+                    if tmode[g, 0] == T_ALIKE:
+                        p = adv[g, p, min(failed, last)]
+                    else:
+                        p, _u, pos, s = _leave(tt, ta, adv, g, tmode[g, 1], p, failed, last, buf, pos, s)
+                seen[g * width + p] += 1
+    else:
+        for _ in range(n_trials):
+            p = start
+            hits = crits = wounds = crit_wounds = autos = unsaved = before = 0
+            for g in range(n_weapons):
+                n = params[g, 0, P_FIRING] * roll_maps[g, 0, ATTACKS, 0]
+                flags = params[g, 0, P_FLAGS]
+                # Hit rolls (R-2; TORRENT R-1.6), Sustained and Lethal Hits (R-4)
+                if flags & F_TORRENT:
+                    h, c = n, 0
+                else:
+                    o, pos, s = _joint_of(jt, jown, jalias, jstart, g, J_HIT, n, jchunk[g, J_HIT], buf, pos, s)
+                    h = o & MASK32
+                    c = o >> SHIFT
+                auto = c if flags & F_LETHAL else 0
+                h += c + c * roll_maps[g, 0, SUSTAINED, 0]
+                # Wound rolls (R-5), then the saving throws (R-7): a count when they are alike
+                o, pos, s = _joint_of(jt, jown, jalias, jstart, g, J_WOUND, h - auto, jchunk[g, J_WOUND], buf, pos,
+                                      s)
+                cw = o >> SHIFT
+                failed = (o & MASK32) + cw + auto
+                hits += h
+                crits += c
+                wounds += failed
+                crit_wounds += cw
+                autos += auto
+                if tmode[g, 0] == T_ALIKE:
+                    u, pos, s = _count_of(table, alias, g, K_SAVE_FAIL, failed, buf, pos, s)
+                    p = adv[g, p, min(u, last)]
+                else:
+                    p, u, pos, s = _leave(tt, ta, adv, g, tmode[g, 1], p, failed, last, buf, pos, s)
+                seen[g * width + p] += 1
+                unsaved += u
+                before += u * roll_maps[g, 0, DAMAGE, 0]
+            # as _run_units counts them (no Feel No Pain: the engine copies the damage before it)
+            _count_at(out_stages, out_over, 1, b1, l1, hits, 1)
+            _count_at(out_stages, out_over, 2, b2, l2, crits, 1)
+            _count_at(out_stages, out_over, 3, b3, l3, wounds, 1)
+            _count_at(out_stages, out_over, 4, b4, l4, crit_wounds, 1)
+            if lethal_any:
+                _count_at(out_stages, out_over, 5, b5, l5, autos, 1)
+            _count_at(out_stages, out_over, 7, b7, l7, unsaved, 1)
+            _count_at(out_stages, out_over, 8, b8, l8, before, 1)
+        # the counts that cannot vary, once (as _run_units)
+        _count_at(out_stages, out_over, 0, offsets[0], offsets[1] - offsets[0] - 1, fixed_attacks, n_trials)
+        if not lethal_any:
+            _count_at(out_stages, out_over, 5, b5, l5, 0, n_trials)
+        _count_at(out_stages, out_over, 6, b6, offsets[7] - b6 - 1, 0, n_trials)
     # positions -> wounds taken, models destroyed (in all, per group), per weapon group
     kills0 = 0
     for j in range(n_groups):
@@ -975,7 +1074,7 @@ def run_queue_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit,
     """:func:`run_chunks` for the inputs that :func:`_run_queue` handles, and only for them
     (mathhammer.kernel.takes_queue_path decides): the same arguments, the same draws and counts.
     A kernel of its own, compiled the first time a run needs it, so that runs that never do (a
-    single weapon, every run with the stage breakdown) do not pay for its compile."""
+    single weapon, a Leader, rolled Damage, ...) do not pay for its compile."""
     n_weapons, n_groups = stages.shape[0], stages.shape[1]
     seen = n_groups + n_weapons + n_weapons * n_groups  # where scratch keeps the positions' counts
     for c in range(first, streams.shape[0], step):
@@ -986,7 +1085,8 @@ def run_queue_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit,
         if pos < BUFFER:  # resume: the buffer holds the BUFFER values before the counter
             refill(buf, s - np.uint64(BUFFER) * GAMMA)
         pos, s = _run_queue(params, roll_maps, groups, unit[U_WOUNDS_LEFT], chunk_trials[c], out_damage[slot],
-                            out_models[slot], out_groups[slot], group_offsets, out_weapons[slot], jt, jown, jalias,
-                            jstart, jchunk, tmode, track, adv, tt, ta, buf, pos, s, scratch[slot, seen:])
+                            out_models[slot], offsets, out_stages[slot], out_over[c], out_groups[slot], group_offsets,
+                            out_weapons[slot], table, alias, jt, jown, jalias, jstart, jchunk, tmode, track, adv, tt,
+                            ta, buf, pos, s, scratch[slot, seen:])
         st[S_POS] = pos
         st[S_COUNTER] = s
