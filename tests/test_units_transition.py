@@ -485,9 +485,9 @@ def test_a_move_row_one_off_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_move_is_built_only_where_it_is_quick(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past MOVE_WORK (positions x (wounds + 1) ** 2) a group whose saves differ keeps DIFFER's
-    two draws: 14 positions x 11 ** 2 for 10 attacks, 14 x 6 ** 2 for 5."""
+    """Past MOVE_WORK, (positions) x ((wounds + 1) ** 2 + 4 (positions)), a group whose saves
+    differ keeps DIFFER's two draws: 14 x (11 ** 2 + 56) for 10 attacks, 14 x (6 ** 2 + 56) for 5."""
     monkeypatch.setattr(transition, "_BUILT", {})
-    monkeypatch.setattr(transition, "MOVE_WORK", 14 * 6**2)
+    monkeypatch.setattr(transition, "MOVE_WORK", 14 * (6**2 + 56))
     mode = _tables(_unit(_squad(2), *SQUAD_WEAPONS))[0]
     assert mode[:, 0].tolist() == [transition.DIFFER, transition.MOVE]

@@ -59,9 +59,10 @@ MAX_BYTES = 4 << 20
 #: DIFFER's rows and, at ``mode[g, 2]`` in each position's row, where the weapon group's attacks
 #: leave the queue (MOVE: the kernel that counts only the outcome draws that; the loop, DIFFER's).
 LOOP, ALIKE, DIFFER, MOVE = 0, 1, 2, 3
-#: Most (positions) x (wounds + 1) ** 2 a MOVE table may take to build (Python integers: about
-#: 0.1 s at this size); larger weapon groups keep DIFFER's two draws.
-MOVE_WORK = 60_000
+#: Most work, (P + 1) x ((wounds + 1) ** 2 + 4 (P + 1)), a MOVE table may take to build: about
+#: 3 ms of Python integers at this size, what the one draw in place of two saves over 1e5 to 1e6
+#: trials. Larger weapon groups keep DIFFER's two draws.
+MOVE_WORK = 8_000
 #: Rows and entries of mathhammer.codes (kept free of it, as the kernel is).
 _HIT_ROW, _SAVE_ROW = 0, 2
 _ATTACKS, _SUSTAINED, _DAMAGE = 0, 1, 2
@@ -246,7 +247,7 @@ def _build(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps
             width = (chunk + 1) * (chunk + 2) // 2
             reach = _reach(stages, rolls, roll_maps, params, g)
             wounds = reach[1] * max(reach[0]) if reach else 0
-            move = reach is not None and wounds <= chunk and (total + 1) * (wounds + 1) ** 2 <= MOVE_WORK
+            move = reach is not None and (total + 1) * ((wounds + 1) ** 2 + 4 * (total + 1)) <= MOVE_WORK
             # t and alias, as wide as the widest group's rows: kept within MAX_BYTES with adv
             row = width + (total + 1 if move else 0)
             if adv.nbytes + n_weapons * (total + 1) * max([row, *(r[0].shape[1] for r in differ.values())]) * 16 \
