@@ -3,9 +3,10 @@
 On one queue of models, a weapon group with fixed Damage alike at every group and no Feel No
 Pain moves the queue's position by table instead of one wound at a time (R-7, R-9.1, R-9.2).
 The tables are checked against hand-derived cases and a brute-force enumeration of the saves
-with fractions; the kernel that reads them against the exact engine (mean within 5 standard
-errors, CDFs within the DKW bound), with a planted bug in each kind of table (a save one worse,
-a Damage one higher) that the same check must reject.
+(and, for MOVE's rows, of the attacks) with fractions; the kernels that read them against the
+exact engine (mean within 5 standard errors, CDFs within the DKW bound), with a planted bug in
+each kind of table (a save one worse, a Damage one higher) that the same check must reject. The
+queue kernel (simulate._run_queue) must give the wound-by-wound loop's counts draw for draw.
 """
 
 from __future__ import annotations
@@ -367,6 +368,21 @@ def _exact(u: UnitInputs) -> tuple[Distribution, Distribution]:
 def test_kernel_reads_the_tables_it_is_given() -> None:
     """kernel.track_tables is what the engine passes (the planted-bug tests patch its builder)."""
     assert kernel.track_tables is transition.track_tables
+
+
+def test_a_budget_too_small_for_move_rows_keeps_differ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """14 positions, rows for 0 .. 32 wounds (561 entries) and MOVE's 14 more, 16 bytes an entry,
+    for 2 weapon groups, after adv (2 x 14 x 14 x 8 = 3,136 bytes): 254,464 bytes without MOVE's
+    rows, 260,736 with them. A budget between the two keeps DIFFER's rows for both groups (the
+    second's MOVE row would widen the first's rows too) rather than sending them to the loop."""
+    monkeypatch.setattr(transition, "MAX_BYTES", 256_000)
+    monkeypatch.setattr(transition, "_BUILT", {})
+    mode = _tables(_unit(_squad(2), *SQUAD_WEAPONS))[0]
+    assert mode[:, 0].tolist() == [transition.DIFFER, transition.DIFFER]
+    monkeypatch.setattr(transition, "MAX_BYTES", 260_736)
+    monkeypatch.setattr(transition, "_BUILT", {})
+    mode = _tables(_unit(_squad(2), *SQUAD_WEAPONS))[0]
+    assert mode[:, 0].tolist() == [transition.MOVE, transition.MOVE]
 
 
 def test_tables_past_the_byte_budget_keep_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:

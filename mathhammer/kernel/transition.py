@@ -245,22 +245,26 @@ def _build(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64], roll_maps
         elif int(params[g, 0, _P_COMMAND]) != _C_SAVE:  # a Command Re-roll ties one save to the others
             chunk = max(1, min(TABLE_N, most[g]))
             width = (chunk + 1) * (chunk + 2) // 2
-            reach = _reach(stages, rolls, roll_maps, params, g)
-            wounds = reach[1] * max(reach[0]) if reach else 0
-            move = reach is not None and (total + 1) * ((wounds + 1) ** 2 + 4 * (total + 1)) <= MOVE_WORK
-            # t and alias, as wide as the widest group's rows: kept within MAX_BYTES with adv
-            row = width + (total + 1 if move else 0)
-            if adv.nbytes + n_weapons * (total + 1) * max([row, *(r[0].shape[1] for r in differ.values())]) * 16 \
-                    > MAX_BYTES:
+            widest = max((rows[0].shape[1] for rows in differ.values()), default=0)
+
+            def fits(row: int, widest: int = widest) -> bool:
+                """t and alias, as wide as the widest group's rows, within MAX_BYTES with adv."""
+                return adv.nbytes + n_weapons * (total + 1) * max(row, widest) * 16 <= MAX_BYTES
+
+            if not fits(width):
                 continue
+            reach = _reach(stages, rolls, roll_maps, params, g)
+            if reach is not None and ((total + 1) * ((reach[1] * max(reach[0]) + 1) ** 2 + 4 * (total + 1))
+                                      > MOVE_WORK or not fits(width + total + 1)):
+                reach = None  # DIFFER's two draws: MOVE's rows would take too long or too much
             adv[g] = _advance(end, damage)
             fails = [int((stages[g, j, _SAVE_ROW] & 1).sum()) for j in range(n_groups)]
             rows_t, rows_alias = _unsaved_rows(adv[g], group_at, fails, chunk)
-            if move and reach is not None:
+            if reach is not None:
                 move_t, move_alias = _move_rows(adv[g], group_at, fails, *reach)
                 rows_t, rows_alias = np.hstack([rows_t, move_t]), np.hstack([rows_alias, move_alias])
             differ[g] = rows_t, rows_alias
-            mode[g] = (MOVE, chunk, width) if move else (DIFFER, chunk, 0)
+            mode[g] = (MOVE, chunk, width) if reach is not None else (DIFFER, chunk, 0)
     size = max((rows[0].shape[1] for rows in differ.values()), default=0)
     t = np.zeros((n_weapons, total + 1 if differ else 0, size), dtype=np.uint64)
     alias = np.zeros(t.shape, dtype=np.int64)
