@@ -179,3 +179,55 @@ def test_votann_sample() -> None:
     assert dict(sagitaur.models[0].loadout) == {"Armoured wheels": 1, "Twin bolt cannon": 1,
                                                 "Sagitaur missile launcher": 1, "L7 missile launcher - blast": 1}
     assert {"L7 missile launcher - blast", "L7 missile launcher - focused"} <= {w.name for w in sagitaur.weapons}
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_LZMA])
+def test_damaged_compressed_data_is_one_error(tmp_path: Path, method: int) -> None:
+    """A .rosz whose compressed bytes are damaged (its CRC not checked yet): zlib's and lzma's own
+    errors become the one-line "corrupt" error, not an internal error."""
+    path = tmp_path / "damaged.rosz"
+    with zipfile.ZipFile(path, "w", compression=method) as zf:
+        zf.writestr("inner.ros", ROS)
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.infolist()[0]
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)  # the member's data
+    for i in range(start + 8, start + 40):
+        raw[i] ^= 0x5A
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ProfileError, match="corrupt or unreadable zip") as e:
+        load_roster(path)
+    assert e.value.where == str(path)
+
+
+@pytest.mark.parametrize("number", ["-5", "2.5", "NaN", "inf", "", "1001", "99999999999999999999999"])
+def test_a_number_that_is_not_a_count_is_one_error(tmp_path: Path, number: str) -> None:
+    """A selection's number outside 0..MAX_ATTACKING_MODELS is a damaged file: refused, naming
+    the line and the value, before anything is spread over that many models."""
+    text = ROS.replace('id="m-1" name="Trooper" number="4"', f'id="m-1" name="Trooper" number="{number}"')
+    path = _write(tmp_path, "n.ros", text)
+    with pytest.raises(ProfileError, match="number must be a whole number from 0 to 1,000") as e:
+        load_roster(path)
+    assert e.value.where == f"{path}:16" and e.value.value == number
+
+
+def test_a_number_written_as_a_float_is_read(tmp_path: Path) -> None:
+    r = load_roster(_write(tmp_path, "f.ros", ROS.replace('name="Trooper" number="4"', 'name="Trooper" number="4.0"')))
+    assert r.entries[0].models[0].count == 4
+
+
+def test_number_zero_is_left_out_with_a_note(tmp_path: Path) -> None:
+    text = ROS.replace('name="Trooper" number="4"', 'name="Trooper" number="0"').replace(
+        'id="w-4" name="Blade" number="1"', 'id="w-4" name="Blade" number="0"')
+    squad = load_roster(_write(tmp_path, "z.ros", text)).entries[0]
+    assert [(m.name, m.count, dict(m.weapons)) for m in squad.models] == [("Sergeant", 1, {"Gun": 1})]
+    notes = {(n.line, n.text) for n in squad.notes}
+    assert (16, "model 'Trooper': number 0, left out") in notes and (25, "'Blade': number 0, left out") in notes
+
+
+@pytest.mark.parametrize("value", ["NaN", "inf", "-20", "lots"])
+def test_a_cost_that_is_not_points_is_one_error(tmp_path: Path, value: str) -> None:
+    path = _write(tmp_path, "c.ros", ROS.replace('<cost name="pts" value="120.0"/>', f'<cost name="pts" value="{value}"/>'))
+    with pytest.raises(ProfileError, match="a cost of points must be a number") as e:
+        load_roster(path)
+    assert e.value.where == f"{path}:7" and e.value.value == value

@@ -197,3 +197,52 @@ def test_war_organ_sample() -> None:
     assert enforcer.enhancements == ("Starflare Ignition System",) and dict(enforcer.wargear)["Plasma rifle"] == 3
     kroot = _at(r, 81)
     assert sum(m.count for m in kroot.models) == 10
+
+
+def test_a_count_of_zero_is_left_out_with_a_note() -> None:
+    """``0x`` of a weapon, or of a model with what it carries: left out, each with a note."""
+    text = GW.replace("      2x Fusion blaster\n", "      0x Fusion blaster\n").replace(
+        "  • 2x Test Shas’ui", "  • 0x Test Shas’ui")
+    squad = parse_text(text.encode(), "list.txt").entries[1]
+    assert _models(squad) == [("Test Shas'vre", 1, {"Battlesuit fists": 1})]
+    assert {(n.line, n.text) for n in squad.notes} >= {(18, "0x Fusion blaster (Test Shas'vre): left out"),
+                                                       (21, "0x Test Shas'ui: left out, with what it carries")}
+
+
+@pytest.mark.parametrize("old,new,line,name", [
+    ("      3x Fusion blaster", "      99999999999999999999x Fusion blaster", 23, "Fusion blaster"),
+    ("  • 2x Test Shas’ui", "  • 1001x Test Shas’ui", 21, "Test Shas'ui"),
+    ("    1x Plasma rifle", "    5000x Plasma rifle", 13, "Plasma rifle")])
+def test_a_count_above_the_limit_is_one_error(old: str, new: str, line: int, name: str) -> None:
+    """A count no profile may hold (more than MAX_ATTACKING_MODELS) is refused, naming the line,
+    before anything is spread over that many models; it is never read as part of a name."""
+    assert old in GW
+    with pytest.raises(ProfileError, match="a count must be from 0 to 1,000") as e:
+        parse_text(GW.replace(old, new).encode(), "list.txt")
+    assert e.value.where == f"list.txt:{line}" and name in e.value.what
+
+
+WAR_ORGAN = """\
+Test list [125 points]
+Tau Empire
+
+Battleline
+
+  Crisis Sunforge Battlesuits (125 points)
+    • 1 Crisis Shas’vre with 2 Fusion blaster and Battlesuit fists
+    • 0 Crisis Shas’ui with 2 Fusion blaster and Battlesuit fists
+    • 1 Crisis Shas’ui with 0 Fusion blaster and Battlesuit fists
+"""
+
+
+def test_war_organ_counts_of_zero() -> None:
+    """War Organ's ``0 Crisis Shas'ui with ...`` (added up with the other Shas'ui by name and
+    loadout) and ``with 0 Fusion blaster``: left out with notes, never a division by zero."""
+    [squad] = parse_text(WAR_ORGAN.encode(), "wo.txt").entries
+    assert _models(squad) == [("Crisis Shas'vre", 1, {"Fusion blaster": 2, "Battlesuit fists": 1}),
+                              ("Crisis Shas'ui", 1, {"Battlesuit fists": 1})]
+    assert {(n.line, n.text) for n in squad.notes} == {(8, "0x Crisis Shas'ui: left out, with what it carries"),
+                                                       (9, "0x Fusion blaster (Crisis Shas'ui): left out")}
+    with pytest.raises(ProfileError, match="a count must be from 0 to 1,000") as e:
+        parse_text(WAR_ORGAN.replace("• 0 Crisis", "• 99999999999 Crisis").encode(), "wo.txt")
+    assert e.value.where == "wo.txt:8" and e.value.value == 99999999999

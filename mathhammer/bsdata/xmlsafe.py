@@ -10,8 +10,10 @@ Zipped files must hold one XML member, read with a size cap that does not trust 
 from __future__ import annotations
 
 import io
+import lzma
 import xml.etree.ElementTree as ET
 import zipfile
+import zlib
 from pathlib import Path
 from typing import NoReturn
 from xml.parsers import expat
@@ -124,7 +126,7 @@ def _unzip(raw: bytes, file: str) -> bytes:
     except ProfileError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError,
-            RuntimeError) as e:
+            RuntimeError, zlib.error, lzma.LZMAError) as e:  # damaged deflate / LZMA data: errors of their own
         raise ProfileError(f"corrupt or unreadable zip: {e}", where=file) from None
     if len(data) > MAX_XML_BYTES:
         raise ProfileError(f"zipped XML larger than {MAX_XML_BYTES:,} bytes", where=file)

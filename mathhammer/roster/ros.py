@@ -35,6 +35,7 @@ from xml.etree.ElementTree import Element
 from ..bsdata import convert
 from ..bsdata.xmlsafe import parse_xml
 from ..errors import ProfileError
+from ..limits import MAX_ATTACKING_MODELS
 from ..model import Unit
 from ..profiles.schema import _Reader, _unit
 from .loadout import spread
@@ -44,6 +45,10 @@ from .names import clean, key, singular_key
 __all__ = ["parse_ros"]
 
 _WEAPON_TYPES = (convert.RANGED, convert.MELEE)
+#: A selection's ``number``: a whole number (BattleScribe may write "2.0").
+_COUNT = re.compile(r"\d{1,9}(?:\.0*)?")
+#: Most points a cost may say (a whole army is a few thousand).
+_MOST_POINTS = 1_000_000
 _NAMED_COUNT = re.compile(r"^(\d{1,3})\s*x?\s+(.+)$", re.IGNORECASE)
 #: Category names that are no keyword of the unit.
 _NOT_KEYWORDS = {"configuration", "uncategorised", "warlord"}
@@ -72,22 +77,33 @@ def _profiles(elem: Element) -> list[Element]:
     return elem.findall("profiles/profile")
 
 
-def _number(elem: Element) -> int:
-    try:
-        return max(0, int(float(elem.get("number", "1"))))
-    except ValueError:
-        return 1
+def _number(elem: Element, file: str, lines: _Lines) -> int:
+    """A selection's ``number``: a whole number from 0 to MAX_ATTACKING_MODELS (what a profile's
+    counts may add up to), else the file is damaged (BattleScribe writes whole numbers only)."""
+    raw = elem.get("number", "1")
+    if _COUNT.fullmatch(raw.strip()) and int(float(raw)) <= MAX_ATTACKING_MODELS:
+        return int(float(raw))
+    line = lines.of(elem)
+    raise ProfileError(f"selection {clean(elem.get('name', ''))!r}: number must be a whole number from 0 to "
+                       f"{MAX_ATTACKING_MODELS:,}", where=f"{file}:{line}" if line else file, value=raw)
 
 
-def _points(elem: Element) -> int:
-    """Points of a selection and everything in it."""
+def _points(elem: Element, file: str, lines: _Lines | None = None) -> int:
+    """Points of a selection and everything in it (a cost that is no number of 0 or more: a damaged file)."""
     total = 0.0
     for cost in elem.iter("cost"):
         if cost.get("name", "").strip().lower() in ("pts", "points"):
+            raw = cost.get("value", "0")
             try:
-                total += float(cost.get("value", "0"))
+                value = float(raw)
             except ValueError:
-                pass
+                value = -1.0
+            if not 0 <= value <= _MOST_POINTS:  # NaN and infinities too
+                line = lines.of(elem) if lines else 0
+                raise ProfileError(f"{clean(elem.get('name', '')) or 'the roster'}: a cost of points must be a number "
+                                   f"from 0 to {_MOST_POINTS:,}", where=f"{file}:{line}" if line else file,
+                                   value=raw)
+            total += value
     return round(total)
 
 
@@ -129,13 +145,13 @@ def parse_ros(raw: bytes, file: str, fmt: str = "ros") -> Roster:
     if not entries:
         raise ProfileError("a roster with no unit", where=file)
     return Roster(file=file, format=fmt, name=root.get("name", ""), faction=", ".join(dict.fromkeys(factions)),
-                  points=_total(root), entries=tuple(entries))
+                  points=_total(root, file), entries=tuple(entries))
 
 
-def _total(root: Element) -> int | None:
+def _total(root: Element, file: str) -> int | None:
     """The roster's own total (its ``<costs>``), None when it states none."""
     costs = root.find("costs")
-    return None if costs is None else _points(costs)
+    return None if costs is None else _points(costs, file)
 
 
 def _weapon_profiles(root: Element) -> dict[str, list[Element]]:
@@ -197,7 +213,9 @@ class _Unit:
                     continue  # an option without a profile of its own ("Warlord", a container)
                 self.notes.append(Note(self.lines.of(s), f"{s.get('name')!r} has no profile here: the file's "
                                                          "profile of that name is used"))
-            count = _number(s)
+            count = _number(s, self.file, self.lines)
+            if not count:
+                self.notes.append(Note(self.lines.of(s), f"{s.get('name')!r}: number 0, left out"))
             named = _NAMED_COUNT.match(clean(s.get("name", "")))
             if named and len(profiles) == 1 and \
                     singular_key(named[2]) == singular_key(_weapon_name(profiles[0].get("name", ""))):
@@ -237,7 +255,7 @@ def _roster_unit(sel: Element, faction: str, file: str, lines: _Lines,
                   any(c.get("name", "").strip().lower() == "warlord" for c in s.findall("categories/category"))
                   for s in every)
     enhancements = tuple(clean(s.get("name", "")) for s in every[1:]
-                         if s.get("type") != "model" and _points(s) > 0 and not _selections(s)
+                         if s.get("type") != "model" and _points(s, file, lines) > 0 and not _selections(s)
                          and not any(p.get("typeName") in _WEAPON_TYPES for p in _profiles(s)))
     model_sels = [s for s in _walk(sel) if s.get("type") == "model"] if sel.get("type") != "model" else []
     unit_profiles = [p for s in [sel, *(s for s in _walk(sel) if s.get("type") != "model")]
@@ -248,7 +266,11 @@ def _roster_unit(sel: Element, faction: str, file: str, lines: _Lines,
         if prof is None:
             u.notes.append(Note(lines.of(ms) or u.line, f"model {ms.get('name')!r} has no Unit profile in the file"))
             continue
-        groups.append((ms, prof, _number(ms) if ms is not sel else 1, u.carried(ms, clean(ms.get("name", "")))))
+        n = _number(ms, file, lines) if ms is not sel else 1
+        if not n:
+            u.notes.append(Note(lines.of(ms) or u.line, f"model {ms.get('name')!r}: number 0, left out"))
+            continue
+        groups.append((ms, prof, n, u.carried(ms, clean(ms.get("name", "")))))
     if model_sels and groups:
         loose = u.carried(sel, clean(groups[0][0].get("name", "")))
         if loose:
@@ -258,7 +280,7 @@ def _roster_unit(sel: Element, faction: str, file: str, lines: _Lines,
                                         f"{', '.join(w for w, _ in loose)}"))
     models = tuple(RosterModel(clean(ms.get("name", "")), n, tuple(carried), lines.of(ms))
                    for ms, _, n, carried in groups)
-    entry = RosterUnit(name=name, line=u.line, faction=own_faction, points=_points(sel), models=models,
+    entry = RosterUnit(name=name, line=u.line, faction=own_faction, points=_points(sel, file, lines), models=models,
                        enhancements=enhancements, warlord=warlord, section=next(
                            (clean(c.get("name", "")) for c in sel.findall("categories/category")
                             if c.get("primary") == "true"), ""))

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from ..errors import ProfileError
+from ..limits import MAX_ATTACKING_MODELS
 from .model import Attachment, Note, Roster, RosterModel, RosterUnit
 from .names import clean, count_prefix
 
@@ -36,11 +37,11 @@ _UNIT_HEAD = re.compile(rf"^(?P<name>\S.*?)\s*\(\s*(?P<pts>\d{{1,5}})\s*{_POINTS
 #: War Organ's first line: ``Name [2000 points]``.
 _WO_TITLE = re.compile(rf"^(?P<name>.*?)\s*\[\s*(?P<pts>\d{{1,5}})\s*{_POINTS_WORD}\s*\]\s*$", re.IGNORECASE)
 #: WTC-compact unit line: ``Char1: 1x Name (70 pts): items`` or ``2x Name (150 pts)``.
-_WTC_UNIT = re.compile(rf"^(?:(?P<tag>[A-Za-z]{{1,12}}\d{{1,3}})\s*:\s*)?(?P<n>\d{{1,4}})\s*x\s+(?P<name>.+?)\s*"
+_WTC_UNIT = re.compile(rf"^(?:(?P<tag>[A-Za-z]{{1,12}}\d{{1,3}})\s*:\s*)?(?P<n>\d+)\s*x\s+(?P<name>.+?)\s*"
                        rf"\(\s*(?P<pts>\d{{1,5}})\s*{_POINTS_WORD}\s*\)\s*(?::\s*(?P<items>.*))?$", re.IGNORECASE)
-_WTC_WITH = re.compile(r"^(?P<n>\d{1,4})\s+with\s+(?P<items>.+)$", re.IGNORECASE)
-_WO_MODEL = re.compile(r"^(?P<n>\d{1,4})\s+(?P<name>.+?)\s+with\s+(?P<items>.+)$", re.IGNORECASE)
-_WO_COUNT = re.compile(r"^(?P<n>\d{1,4})\s+(?P<name>\D.*)$")
+_WTC_WITH = re.compile(r"^(?P<n>\d+)\s+with\s+(?P<items>.+)$", re.IGNORECASE)
+_WO_MODEL = re.compile(r"^(?P<n>\d+)\s+(?P<name>.+?)\s+with\s+(?P<items>.+)$", re.IGNORECASE)
+_WO_COUNT = re.compile(r"^(?P<n>\d+)\s+(?P<name>\D.*)$")
 _PRICE = re.compile(rf"\s*[\(\[]\s*\+\s*\d{{1,4}}\s*{_POINTS_WORD}\s*[\)\]]\s*$", re.IGNORECASE)
 _ENHANCEMENT = re.compile(r"^(?:enhancements?|verbesserung|am[ée]lioration|optimizaci[oó]n)\s*:\s*(?P<name>.+)$",
                           re.IGNORECASE)
@@ -192,7 +193,7 @@ def _special(text: str, unit: dict[str, object], notes: list[Note], no: int) -> 
     return False
 
 
-def _tree_unit(u: _Unit, faction: str) -> RosterUnit:
+def _tree_unit(u: _Unit, faction: str, file: str) -> RosterUnit:
     """A GW-app / New Recruit GW unit: its bulleted list as a tree; top items with items under
     them are model groups, the rest the unit's wargear."""
     info: dict[str, object] = {}
@@ -204,6 +205,8 @@ def _tree_unit(u: _Unit, faction: str) -> RosterUnit:
             continue
         level = ln.indent if ln.bullet else ln.indent - 2
         node = _Node(ln, _split_items(ln.text))
+        for n, name in node.items:
+            _check_count(name, n, file, ln.no)
         while stack and stack[-1][0] >= level:
             stack.pop()
         (stack[-1][1].children if stack else roots).append(node)
@@ -221,19 +224,55 @@ def _tree_unit(u: _Unit, faction: str) -> RosterUnit:
                 notes.append(Note(r.line.no, f"a list of several items with items under it: {r.line.text!r}; "
                                   "all taken as the unit's wargear"))
             wargear += r.items + [i for d in r.descendants() for i in d.items]
-    return _roster_unit(u, faction, models, [(w, n) for n, w in wargear], info, notes)
+    return _roster_unit(u, faction, models, [(w, n) for n, w in wargear], info, notes, file)
 
 
 def _roster_unit(u: _Unit, faction: str, models: list[RosterModel], wargear: list[tuple[str, int]],
-                 info: dict[str, object], notes: list[Note]) -> RosterUnit:
+                 info: dict[str, object], notes: list[Note], file: str) -> RosterUnit:
     if any(_WARLORD.match(w) for w, _ in wargear):  # WTC-compact: "Char1: 1x Farsight (70 pts): Warlord, ..."
         info["warlord"] = True
         wargear = [(w, n) for w, n in wargear if not _WARLORD.match(w)]
     enhancements = info.get("enhancements", [])
     assert isinstance(enhancements, list)
+    models, wargear = _counted(u, models, wargear, notes, file)
     return RosterUnit(name=u.name, line=u.line, faction=faction, points=u.points, size=u.size, models=tuple(models),
                       wargear=tuple(wargear), enhancements=tuple(enhancements), warlord=bool(info.get("warlord")),
                       role=str(info.get("role", "")), section=u.section, notes=tuple(notes))
+
+
+def _counted(u: _Unit, models: list[RosterModel], wargear: list[tuple[str, int]], notes: list[Note],
+             file: str) -> tuple[list[RosterModel], list[tuple[str, int]]]:
+    """The unit's models and wargear without the ones counted 0 (each left out with a note).
+
+    Raises:
+        ProfileError: a count above MAX_ATTACKING_MODELS (no profile may add up to more): a
+            damaged export, refused before anything is spread over that many models.
+    """
+    if u.size is not None:
+        _check_count(u.name, u.size, file, u.line)
+    kept: list[RosterModel] = []
+    for m in models:
+        for w, n in ((m.name, m.count), *m.weapons):
+            _check_count(w, n, file, m.line or u.line)
+        if m.count == 0:
+            notes.append(Note(m.line or u.line, f"0x {m.name}: left out, with what it carries"))
+            continue
+        for w, n in m.weapons:
+            if n == 0:
+                notes.append(Note(m.line or u.line, f"0x {w} ({m.name}): left out"))
+        kept.append(replace(m, weapons=tuple((w, n) for w, n in m.weapons if n)))
+    for w, n in wargear:
+        _check_count(w, n, file, u.line)
+        if n == 0:
+            notes.append(Note(u.line, f"0x {w}: left out"))
+    return kept, [(w, n) for w, n in wargear if n]
+
+
+def _check_count(name: str, n: int, file: str, line: int) -> None:
+    """Raises ProfileError for a count above MAX_ATTACKING_MODELS (what a profile's counts may add up to)."""
+    if n > MAX_ATTACKING_MODELS:
+        raise ProfileError(f"{name!r}: a count must be from 0 to {MAX_ATTACKING_MODELS:,}", where=f"{file}:{line}",
+                           value=n)
 
 
 def _is_heading(ln: _Line) -> bool:
@@ -291,7 +330,7 @@ def _gw_app(lines: list[_Line], file: str) -> Roster:
             current.body.append(ln)
         else:
             notes.append(Note(ln.no, f"not understood (outside any unit): {ln.text!r}"))
-    entries = [_tree_unit(u, faction) for u in units]
+    entries = [_tree_unit(u, faction, file) for u in units]
     return Roster(file=file, format="gw-app", name=name, faction=faction, points=points, entries=tuple(entries),
                   attachments=tuple(_attachments(units, entries, notes)), notes=tuple(notes))
 
@@ -358,7 +397,7 @@ def _new_recruit_gw(lines: list[_Line], file: str) -> Roster:
         else:
             notes.append(Note(ln.no, f"not understood: {ln.text!r}"))
     return Roster(file=file, format="new-recruit-gw", faction=faction, points=points,
-                  entries=tuple(_tree_unit(u, faction) for u in units), notes=tuple(notes))
+                  entries=tuple(_tree_unit(u, faction, file) for u in units), notes=tuple(notes))
 
 
 # --- New Recruit: WTC-compact ------------------------------------------------------------------------
@@ -390,7 +429,7 @@ def _wtc(lines: list[_Line], file: str) -> Roster:
     def close() -> None:
         flush()
         if unit is not None:
-            entries.append(_roster_unit(unit, faction, list(models), list(wargear), dict(info), list(unotes)))
+            entries.append(_roster_unit(unit, faction, list(models), list(wargear), dict(info), list(unotes), file))
         models.clear()
         wargear.clear()
         info.clear()
@@ -413,6 +452,8 @@ def _wtc(lines: list[_Line], file: str) -> Roster:
             flush()
             name_part, _, items = ln.text.partition(":")
             n, name = count_prefix(name_part)
+            for k, item in ([(n, name)] if n is not None else []) + _split_items(items):
+                _check_count(item, k, file, ln.no)
             if n is None:
                 if not _special(ln.text, info, unotes, ln.no):
                     unotes.append(Note(ln.no, f"not understood: {ln.text!r}"))
@@ -494,6 +535,7 @@ def _war_organ(lines: list[_Line], file: str) -> Roster:
             m = _WO_MODEL.match(ln.text)
             if m:
                 k = int(m["n"])
+                _check_count(m["name"], k, file, ln.no)  # before models of one name are added up
                 models.append(RosterModel(m["name"], k, tuple(_wo_items(m["items"], k)), ln.no))
             else:
                 wargear += _wo_items(ln.text, 1)
@@ -505,7 +547,7 @@ def _war_organ(lines: list[_Line], file: str) -> Roster:
         assert isinstance(models, list)
         merged: dict[tuple[str, tuple[tuple[str, int], ...]], RosterModel] = {}
         for mo in models:  # "1 Crisis Shas'ui with ..." twice: one group of 2
-            same = (mo.name, tuple((w, n // mo.count) for w, n in mo.weapons))
+            same = (mo.name, tuple((w, n // max(mo.count, 1)) for w, n in mo.weapons))
             have = merged.get(same)
             merged[same] = mo if have is None else replace(
                 have, count=have.count + mo.count,
@@ -516,6 +558,6 @@ def _war_organ(lines: list[_Line], file: str) -> Roster:
         wargear, info, unotes = u["wargear"], u["info"], u["notes"]
         assert isinstance(wargear, list) and isinstance(info, dict) and isinstance(unotes, list)
         entries.append(_roster_unit(_Unit(name_, line, pts, sec), faction, u["models"], wargear,  # type: ignore[arg-type]
-                                    info, unotes))
+                                    info, unotes, file))
     return Roster(file=file, format="war-organ", name=name, faction=faction, points=points, entries=tuple(entries),
                   notes=tuple(notes))
