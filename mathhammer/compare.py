@@ -37,6 +37,7 @@ from .choices import SortKey
 from .errors import InputError, MathhammerError
 from .model import Allocation, Context, FtggWording, Method
 from .render.records import stat_columns
+from .result import RowsHook
 
 __all__ = ["COLUMNS", "RECORD_COLUMNS", "SCHEMA", "Comparison", "Computed", "Failed", "Row", "Sheet", "SortKey",
            "check_targets", "read_rows", "record", "row_seed", "run_rows", "target_key"]
@@ -439,16 +440,18 @@ def run_rows(rows: Sequence[Row], targets: Sequence[str], *, method: Method = Me
         runs.close()
 
 
-def record(done: Computed) -> dict[str, Any]:
+def record(done: Computed, rows: RowsHook | None = None) -> dict[str, Any]:
     """The ``mathhammer.compare/1`` record of one (row, target): the row, its label, target,
     points and seed, then the ``damage``, ``models_destroyed`` and ``p_destroy_unit`` blocks of
     ``shoot``'s JSON, damage and models destroyed per 100 points (None without points), the
-    stratagems used (with their CP) and the run's warnings."""
+    stratagems used (with their CP) and the run's warnings. ``rows`` builds each
+    ``distribution`` (:meth:`~mathhammer.result.Distribution.to_dict`; the command line writes
+    them as JSON text, :func:`mathhammer.render.records.rows_json`)."""
     result = done.result
     prov = result.provenance
     # the blocks of DamageResult.to_dict (shoot's JSON), without its stage histograms: making
     # those cost more than an exact run
-    doc = {"damage": result.damage.to_dict(), "models_destroyed": result.models_destroyed.to_dict(),
+    doc = {"damage": result.damage.to_dict(rows), "models_destroyed": result.models_destroyed.to_dict(rows),
            "p_destroy_unit": result.p_destroy_unit(), "warnings": list(prov.get("warnings", []))}
     points = done.row.points
     per = None

@@ -50,10 +50,11 @@ class Distribution:
 
     @classmethod
     def from_counts(cls, counts: npt.NDArray[np.int64]) -> Distribution:
-        """From a histogram of samples; trailing never-seen values are dropped."""
+        """From a histogram of samples; trailing never-seen values are dropped (a copy: the
+        kernel's histogram spans every value the target could take, a million bins)."""
         counts = np.asarray(counts, dtype=np.int64)
         nz = np.flatnonzero(counts)
-        counts = counts[: (nz[-1] + 1) if nz.size else 1]
+        counts = counts[: (nz[-1] + 1) if nz.size else 1].copy()
         n = int(counts.sum())
         return cls(counts / n, n, counts)
 

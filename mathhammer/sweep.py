@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .choices import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
@@ -28,7 +28,7 @@ from .render.records import stat_columns
 if TYPE_CHECKING:  # numpy and the engines stay out of what --help imports
     from .batch import Task
     from .profiles import Library
-    from .result import DamageResult
+    from .result import DamageResult, RowsHook
 
 __all__ = ["COLUMNS", "DEFAULT_SAVES", "DEFAULT_TOUGHNESS", "DEFAULT_TRIALS", "NO_SAVE", "SCHEMA", "Cell", "Grid",
            "Metric", "Sweep", "SweepPlan", "cell_seed", "iter_cells", "parse_saves", "parse_toughness", "plan_sweep",
@@ -195,14 +195,24 @@ class SweepPlan:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cell:
-    """One cell's result and the metric's value (and its standard error, 0 when exact)."""
+    """One cell's result and the metric's value (and its standard error, 0 when exact), with
+    the run's warnings and whether Monte Carlo and the exact engine agreed (None unless both
+    ran). ``result`` is None in a cell that :meth:`without_result` made."""
 
     toughness: int
     save: int
     target: str
-    result: DamageResult
+    result: DamageResult | None
     value: float
     sem: float | None
+    warnings: tuple[str, ...] = ()
+    agrees: bool | None = None
+
+    def without_result(self) -> Cell:
+        """This cell without its result: what a table or a picture of the sweep needs. A cell's
+        distributions can take megabytes (a target of 1,000 models of W1,000), so a caller that
+        has written them out keeps hundreds of cells this way, not their results."""
+        return replace(self, result=None)
 
 
 def plan_sweep(weapons: str | Sequence[str], *, toughness: str | int | Sequence[int] = DEFAULT_TOUGHNESS,
@@ -340,8 +350,10 @@ def _cell(plan: SweepPlan, index: int, outcome: DamageResult | MathhammerError) 
     if isinstance(outcome, MathhammerError):
         raise outcome
     t, sv = plan.tasks[index].tag
+    agreement = outcome.provenance.get("agreement")
     return Cell(toughness=t, save=sv, target=plan.grid.target(t, sv), result=outcome, value=plan.metric.of(outcome),
-                sem=plan.metric.sem(outcome))
+                sem=plan.metric.sem(outcome), warnings=tuple(outcome.provenance.get("warnings", [])),
+                agrees=None if agreement is None else bool(agreement.agrees))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -385,13 +397,17 @@ COLUMNS: tuple[str, ...] = (
 )
 
 
-def record(plan: SweepPlan, cell: Cell) -> dict[str, Any]:
+def record(plan: SweepPlan, cell: Cell, rows: RowsHook | None = None) -> dict[str, Any]:
     """The ``mathhammer.sweep/1`` record of a cell: where it is (``toughness``, ``save`` with 7
     for no armour save, ``invulnerable``, ``feel_no_pain``, ``wounds``, ``models``,
     ``keywords``, ``target`` as ``shoot --target`` takes it), the metric and its value, how it
     was computed (``method``, ``trials``, the cell's ``seed`` and the ``sweep_seed``), and
-    the ``damage``, ``models_destroyed`` and ``p_destroy_unit`` blocks of ``shoot``'s JSON."""
+    the ``damage``, ``models_destroyed`` and ``p_destroy_unit`` blocks of ``shoot``'s JSON.
+    ``rows`` builds each ``distribution`` (:meth:`~mathhammer.result.Distribution.to_dict`; the
+    command line writes them as JSON text, :func:`mathhammer.render.records.rows_json`)."""
     r, grid = cell.result, plan.grid
+    if r is None:
+        raise ValueError("a cell without its result (Cell.without_result) has no record")
     agreement = r.provenance.get("agreement")
     return {
         "schema": SCHEMA,
@@ -411,8 +427,8 @@ def record(plan: SweepPlan, cell: Cell) -> dict[str, Any]:
         "trials": r.trials,
         "seed": r.seed,
         "sweep_seed": plan.seed,
-        "damage": r.damage.to_dict(),
-        "models_destroyed": r.models_destroyed.to_dict(),
+        "damage": r.damage.to_dict(rows),
+        "models_destroyed": r.models_destroyed.to_dict(rows),
         "p_destroy_unit": r.p_destroy_unit(),
         "agreement": None if agreement is None else agreement.to_dict(),
         "warnings": list(r.provenance.get("warnings", [])),
@@ -423,4 +439,4 @@ def warnings_of(cells: Sequence[Cell] | Mapping[Any, Cell]) -> list[str]:
     """Every distinct warning of the cells, in the order first met (a warning about the weapon
     would otherwise repeat once per cell)."""
     values = cells.values() if isinstance(cells, Mapping) else cells
-    return list(dict.fromkeys(w for c in values for w in c.result.provenance.get("warnings", [])))
+    return list(dict.fromkeys(w for c in values for w in c.warnings))

@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 
 from mathhammer.api import build, run_attack
 from mathhammer.cli import app
-from mathhammer.render import OutputFormat
+from mathhammer.render import OutputFormat, stream
 from mathhammer.render.records import (
     SCHEMA,
     WRITER,
@@ -219,6 +219,46 @@ def test_a_csv_with_no_record_is_its_header_and_json_is_an_empty_document() -> N
     with open_records(OutputFormat.JSON, out, schema="mathhammer.compare/1"):
         pass
     assert json.loads(out.getvalue()) == {"schema": "mathhammer.compare/1", "writer": WRITER, "records": []}
+
+
+@pytest.mark.parametrize("spool", [1 << 20, 64])
+def test_the_json_document_is_json_dumps_of_the_records(monkeypatch: pytest.MonkeyPatch, spool: int) -> None:
+    """Records kept as text (in memory, or in a temporary file past the spool size: 64 characters
+    here) make the very document ``json.dumps(indent=2)`` makes of them all; a RawJSON is
+    spliced in as its text, so that document reads back the same."""
+    monkeypatch.setattr(stream, "_SPOOL_BYTES", spool)
+    records = [{"name": 'Café ⚔ "Squad"\nline', "n": i, "nested": {"list": [1, 2.5, None, True], "empty": {}},
+                "rows": [], "text": "a\\nb"} for i in range(5)]
+    out = io.StringIO()
+    with RecordWriter(OutputFormat.JSON, out, schema="t/1", writer={"name": "w"}) as writer:
+        for rec in records:
+            writer.write(rec)
+    doc = {"schema": "t/1", "writer": {"name": "w"}, "records": records}
+    assert out.getvalue() == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    out = io.StringIO()
+    with RecordWriter(OutputFormat.JSON, out, schema="t/1", writer={}) as writer:
+        for rec in records:
+            writer.write({**rec, "rows": RawJSON('[{"value":0,"p":1.0}]')})
+    assert json.loads(out.getvalue())["records"] == [{**rec, "rows": [{"value": 0, "p": 1.0}]} for rec in records]
+
+
+def test_json_text_leaves_no_cycle_holding_the_raw_text() -> None:
+    """The rows (a RawJSON of megabytes) are free when json_text returns, not kept by a
+    reference cycle until a garbage collection (which the command line makes rare)."""
+    import gc
+
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        json_text({"a": [RawJSON("[1,2]")], "b": {"c": RawJSON("[3]")}}, indent=2)
+        json_text({"a": RawJSON("[4]")})
+        gc.collect()
+        assert not [o for o in gc.garbage if isinstance(o, RawJSON)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
 
 
 # --- streams that cannot encode, or cannot be written ----------------------------------------

@@ -279,6 +279,24 @@ def test_records_follow_the_schema(lib) -> None:
     assert not jsonschema.Draft202012Validator(RECORD_SCHEMA).is_valid(broken)
 
 
+def test_records_with_rows_as_json_text_read_back_the_same(lib) -> None:
+    """The command line builds each distribution as JSON text (rows_json): the record reads
+    back as the one of dicts; a cell without its result keeps the value, the warnings and
+    the agreement (what the table, the pictures and the exit code need) and has no record."""
+    from mathhammer.render.records import rows_json
+    from mathhammer.render.stream import json_text
+
+    plan = plan_sweep(BOLTER, toughness="4", save="3,-", wounds=2, models=2, method="both", trials=2000, seed=9,
+                      lib=lib)
+    for cell in iter_cells(plan, jobs=1):
+        assert json.loads(json_text(record(plan, cell, rows_json))) == record(plan, cell)
+        light = cell.without_result()
+        assert light.result is None and (light.value, light.sem, light.target) == (cell.value, cell.sem, cell.target)
+        assert light.agrees is True and light.warnings == tuple(cell.result.provenance.get("warnings", []))
+        with pytest.raises(ValueError, match="without its result"):
+            record(plan, light)
+
+
 # -- documentation ------------------------------------------------------------------------------
 
 def test_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:

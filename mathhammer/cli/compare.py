@@ -72,6 +72,7 @@ def compare(
 ) -> None:
     """Which of these loadouts does most to each target? Rows of a CSV file, ranked per target."""
     from ..compare import Comparison, Failed, record
+    from ..render.records import rows_json
 
     check_writable(svg=svg, html=html)
     chosen = o.chosen_method(exact, method)
@@ -89,7 +90,7 @@ def compare(
             if isinstance(done, Failed):
                 report(done.error)
                 continue
-            rec = record(done)
+            rec = record(done, rows_json)  # each distribution as its JSON text, not a dict per row
             if keep:
                 records.append(rec)
             write(rec)

@@ -83,6 +83,7 @@ def _situation(values: dict[str, Any]) -> dict[str, Any]:
 def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
     """Run the cells (a progress bar on a terminal), streaming records for json, ndjson and
     csv; the cells, in grid order."""
+    from ..render.records import rows_json
     from ..sweep import COLUMNS, SCHEMA, iter_cells, record
 
     cells = []
@@ -90,13 +91,13 @@ def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
         if fmt is OutputFormat.TABLE:
             for cell in iter_cells(plan, jobs=jobs):
                 advance()
-                cells.append(cell)
+                cells.append(cell.without_result())  # the table shows values only
             return cells
         with open_output(fmt, schema=SCHEMA, columns=COLUMNS) as out:
             for cell in iter_cells(plan, jobs=jobs):
                 advance()
-                cells.append(cell)
-                out.write(record(plan, cell))
+                out.write(record(plan, cell, rows_json))  # each distribution as its JSON text
+                cells.append(cell.without_result())  # written: its distributions are not kept
     return cells
 
 
@@ -179,7 +180,7 @@ def sweep(
             emit_view(heatmap_view(Sweep(plan=plan, cells=tuple(cells)), ascii=ascii_stdout()), svg=svg, html=html)
         else:  # the records on stdout, and the picture of the heat map they make
             save_view(heatmap_view(Sweep(plan=plan, cells=tuple(cells))), svg=svg, html=html)
-    disagree = [c for c in cells if (a := c.result.provenance.get("agreement")) is not None and not a.agrees]
+    disagree = [c for c in cells if c.agrees is False]
     if disagree:
         warn(f"Monte Carlo and exact disagree in {len(disagree)} cell(s), first at {disagree[0].target!r}")
         raise typer.Exit(ExitCode.DISAGREE)

@@ -3,8 +3,9 @@ record for ``shoot``/``fight``, one per (row, target) for ``compare``, one per c
 
 A record is a JSON-ready dict. NDJSON writes each record as one compact line the moment it is
 given; CSV writes a header row (the writer's ``columns``, dotted paths into the record) and then
-one flattened line per record (:func:`flatten`); JSON collects the records and writes one
-document ``{"schema": ..., "writer": ..., "records": [...]}`` at the end. Each record reaches
+one flattened line per record (:func:`flatten`); JSON formats each record as it comes, keeps
+the text (in a temporary file past a few megabytes, so memory holds one record at a time) and
+writes one document ``{"schema": ..., "writer": ..., "records": [...]}`` at the end. Each record reaches
 the stream whole: Ctrl-C is held back while it is written (:func:`whole_record`), so an
 interrupted run leaves valid NDJSON / CSV behind (every line a complete record).
 
@@ -20,7 +21,7 @@ import signal
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from . import OutputFormat
 from .ascii import can_encode
@@ -44,6 +45,12 @@ class RawJSON(str):
     __slots__ = ()
 
 
+#: JSON records kept in memory up to this many characters, the rest in a temporary file.
+_SPOOL_BYTES = 8 << 20
+#: Where a record starts in the JSON document: inside ``records``, two levels of indent=2.
+_RECORD_INDENT = " " * 4
+
+
 def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
     """:func:`json_text` in pieces (each :class:`RawJSON` is a piece of its own, never copied
     into a larger string)."""
@@ -52,25 +59,29 @@ def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
     raws: list[str] = []
     # a random tag, so that no string of the user's (a profile name, say) can pass for a placeholder
     tag = f"mathhammer-raw-{secrets.token_hex(16)}-"
-
-    def mark(obj: Any) -> Any:
-        if isinstance(obj, RawJSON):
-            raws.append(obj)
-            return f"{tag}{len(raws) - 1}"
-        if isinstance(obj, Mapping):
-            return {k: mark(v) for k, v in obj.items()}
-        if isinstance(obj, (list, tuple)):
-            return [mark(v) for v in obj]
-        return obj
-
     separators = (",", ":") if indent is None else (",", ": ")
-    text = json.dumps(mark(value), indent=indent, ensure_ascii=False, separators=separators)
+    text = json.dumps(_marked(value, raws, tag), indent=indent, ensure_ascii=False, separators=separators)
     start = 0
     for match in re.finditer(f'"{re.escape(tag)}([0-9]+)"', text) if raws else ():
         yield text[start:match.start()]
         yield str(raws[int(match.group(1))])
         start = match.end()
     yield text[start:]
+
+
+def _marked(obj: Any, raws: list[str], tag: str) -> Any:
+    """``obj`` with each RawJSON put in ``raws`` and replaced by ``tag`` and its index. A
+    module-level function, not a closure that calls itself: such a closure is a reference
+    cycle, and it kept the raws (megabytes of rows each) alive until the next garbage
+    collection, which the command line makes rare."""
+    if isinstance(obj, RawJSON):
+        raws.append(obj)
+        return f"{tag}{len(raws) - 1}"
+    if isinstance(obj, Mapping):
+        return {k: _marked(v, raws, tag) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_marked(v, raws, tag) for v in obj]
+    return obj
 
 
 def json_text(value: Any, *, indent: int | None = None) -> str:
@@ -165,7 +176,7 @@ class RecordWriter:
             raise ValueError("CSV needs its columns")
         self.fmt, self.stream, self.schema = fmt, stream, schema
         self.writer, self.columns = dict(writer), tuple(columns)
-        self.records: list[dict[str, Any]] = []
+        self._spool: IO[str] | None = None  # JSON: each record's text, until the document is written
         self.count = 0
         self._started = False
 
@@ -198,18 +209,44 @@ class RecordWriter:
         the document (JSON)."""
         self.count += 1
         if self.fmt is OutputFormat.JSON:
-            self.records.append(dict(record))
+            self._keep(record)
         elif self.fmt is OutputFormat.NDJSON:
             self._emit((*iter_json_text(record), "\n"))
         else:
             self._emit(self._csv_lines(flatten(record, self.columns)))
         self._started = True
 
+    def _keep(self, record: Mapping[str, Any]) -> None:
+        """A record of the JSON document, formatted now as it will stand in the document (at
+        the depth of the ``records`` list) and kept as text: in memory up to _SPOOL_BYTES, then
+        in a temporary file (a sweep's cells can hold hundreds of megabytes of rows)."""
+        if self._spool is None:
+            import tempfile  # imported when used, as secrets is: neither is needed to start up
+
+            self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+", encoding="utf-8",
+                                                        newline="\n")
+        else:
+            self._spool.write(",\n" + _RECORD_INDENT)
+        for text in iter_json_text(record, indent=2):
+            # a JSON string holds no raw line break: every one is json.dumps' indentation
+            self._spool.write(text.replace("\n", "\n" + _RECORD_INDENT))
+
     def close(self) -> None:
         """Finish: the JSON document; the CSV header when there was no record."""
         if self.fmt is OutputFormat.JSON:
-            doc = {"schema": self.schema, "writer": self.writer, "records": self.records}
-            self._emit((*iter_json_text(doc, indent=2), "\n"))
+            spool, self._spool = self._spool, None
+            if spool is None:
+                self._emit((*iter_json_text({"schema": self.schema, "writer": self.writer, "records": []}, indent=2),
+                            "\n"))
+                return
+            import secrets
+
+            with spool:
+                tag = f"mathhammer-records-{secrets.token_hex(16)}"
+                frame = json_text({"schema": self.schema, "writer": self.writer, "records": [tag]}, indent=2)
+                head, _, tail = frame.partition(f'"{tag}"')
+                spool.seek(0)
+                self._emit(_chained(head, iter(lambda: spool.read(_SPOOL_BYTES), ""), tail + "\n"))
         elif self.fmt is OutputFormat.CSV and not self._started:
             self._emit(self._csv_lines())
             self._started = True
@@ -220,6 +257,13 @@ class RecordWriter:
     def __exit__(self, *exc: object) -> None:
         if exc[0] is None:
             self.close()
+
+
+def _chained(head: str, middle: Iterator[str], tail: str) -> Iterator[str]:
+    """``head``, the pieces of ``middle`` one at a time, ``tail``."""
+    yield head
+    yield from middle
+    yield tail
 
 
 def open_records(fmt: OutputFormat, stream: TextSink, *, schema: str, columns: Sequence[str] = ()) -> RecordWriter:
