@@ -545,6 +545,12 @@ class Comparison:
                               + ("; ".join(n.text for n in e.notes) or "not matched to a profile")
                               for army in armies for e in army.entries if e.unit is None)
         self.where = sheet.where
+        kept: dict[str, str] = {}
+        for t in targets:
+            if target_key(t) in kept:  # ranked twice in one table, two records of one key: once is meant
+                self.warnings += (f"--target {t!r} given more than once: compared once",)
+            kept.setdefault(target_key(t), t)
+        targets = tuple(kept.values())
         rows, target_errors = check_targets(targets, sheet.rows, lib=with_rosters(base, target_rosters),
                                             where=self.where)
         errors = sorted((*sheet.errors, *target_errors), key=_line_of)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .choices import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
 from .errors import InputError, MathhammerError
-from .limits import MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_WOUNDS
+from .limits import MAX_ATTACKING_MODELS, MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_WOUNDS
 from .model import Method
 from .render.records import stat_columns
 
@@ -262,6 +262,7 @@ def plan_sweep(weapons: str | Sequence[str], *, toughness: str | int | Sequence[
                 keywords=tuple(dict.fromkeys(_keyword(k) for k in keywords)), wounds_given=wounds is not None)
     lib = library() if lib is None else lib
     texts = (weapons,) if isinstance(weapons, str) else tuple(weapons)
+    firing_models = _count(firing_models, "--firing-models", MAX_ATTACKING_MODELS)  # api.build says --models
     options: dict[str, Any] = {"melee": melee, "models": firing_models, "only": tuple(only),
                                "exclude": tuple(exclude), **situation}
 

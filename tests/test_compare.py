@@ -95,6 +95,14 @@ def test_a_compare_row_equals_the_single_run_with_its_derived_seed(tmp_path):
             assert record(d)[block] == shoot_json[block]
 
 
+def test_a_target_given_twice_is_compared_once_with_a_warning(tmp_path):
+    run = Comparison(write(tmp_path, "label,weapon\na,railgun\n"), ["knight", "Knight ", "boyz"],
+                     method=api.Method.EXACT, jobs=1)
+    assert run.targets == ("knight", "boyz") and run.total == 2
+    assert run.warnings == ("--target 'Knight ' given more than once: compared once",)
+    assert [d.target for d in run] == ["knight", "boyz"]
+
+
 def test_exact_rows_equal_single_exact_runs_in_worker_processes(tmp_path):
     rows = "weapon,melee,charged\n" + "".join(
         f"{n}x A{a} WS3+ S{s} AP-2 D2,true,{c}\n" for n, a, s, c in

@@ -117,6 +117,17 @@ def test_R_5_5_anti_vehicle() -> None:
     assert faces(c, Stage.WOUND, 2) == [6]
 
 
+def test_R_5_5_a_misspelt_keyword_is_warned_of() -> None:
+    """Target keywords are free text: one close to the Anti keyword (VEHICULE) leaves ANTI off,
+    as written, with a warning; the right keyword or an unrelated one gives none."""
+    c = comp("A1 BS3+ S6 AP0 D1 [ANTI-VEHICLE 4+]", "T10 SV3+ W12 [VEHICULE, INFANTRY]")
+    assert faces(c, Stage.WOUND, 2) == [6]
+    assert [w for w in c.plan.warnings if "VEHICULE" in w] == [
+        "ANTI-VEHICLE 4+ has no effect: the target is not VEHICLE, but is VEHICULE (a misspelling of VEHICLE?)"]
+    for target in ("T10 SV3+ W12 [VEHICLE]", "T10 SV3+ W12 [INFANTRY, FLY]"):
+        assert not [w for w in comp("A1 BS3+ S6 AP0 D1 [ANTI-VEHICLE 4+]", target).plan.warnings if "ANTI" in w]
+
+
 def test_R_7_4_ap_improve() -> None:
     c = comp("A1 BS3+ S4 AP0 D1", "T4 SV3+ W2", ap_improve=1)
     assert faces(c, Stage.SAVE, 1) == [1, 2, 3]  # saves on 4+

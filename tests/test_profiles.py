@@ -133,6 +133,15 @@ def test_unknown_suggests_three(library: Library) -> None:
     assert "unknown weapon" in e.value.what and "railgun" in e.value.hint
 
 
+@pytest.mark.parametrize("query", ["0", "-1", "1-0", " 1 "])
+def test_a_query_without_a_letter_is_no_part_of_a_name(library: Library, query: str) -> None:
+    """"0" and "-1" are pieces of "AX-1-0 Tiger Shark": unknown, never that unit."""
+    assert library.find("AX-1-0", "unit").name == "AX-1-0 Tiger Shark"  # a whole name still matches
+    for kind in ("unit", "weapon"):
+        with pytest.raises(ProfileError, match=f"unknown {kind}"):
+            library.find(query, kind)
+
+
 def test_identical_weapons_in_several_units_are_one(library: Library) -> None:
     # the Hammerhead, Devilfish, Piranha... each carry the same Seeker missile (profiles/tau-empire.json; the
     # Crucible units' BS 3+ copies are left out while a current unit matches)

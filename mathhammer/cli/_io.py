@@ -116,7 +116,7 @@ def handle_errors(func: F) -> F:
         except KeyboardInterrupt:
             echo_err("Interrupted")
             raise typer.Exit(ExitCode.INTERRUPTED) from None
-        except (typer.Exit, typer.Abort, SystemExit):
+        except (typer.Exit, typer.Abort, typer.BadParameter, SystemExit):  # BadParameter: a usage error (2)
             raise
         except Exception as e:  # noqa: BLE001 - last line of defence: no traceback for users
             if DEBUG["on"] or os.environ.get("MATHHAMMER_DEBUG"):

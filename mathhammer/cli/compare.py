@@ -74,6 +74,8 @@ def compare(
     from ..compare import Comparison, Failed, record
     from ..render.records import rows_json
 
+    if file is None and not roster:  # a missing argument: a usage error, as click reports its own
+        raise typer.BadParameter("give a CSV file, or --roster to rank the units of a roster", param_hint="FILE")
     check_writable(svg=svg, html=html)
     chosen = o.chosen_method(exact, method)
     run = Comparison(file, target or (), method=chosen, trials=trials, seed=seed, jobs=jobs, profiles=profiles or (),

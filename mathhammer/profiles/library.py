@@ -155,9 +155,12 @@ class Library:
         return weapon
 
     def _match(self, q: str, query: str, kind: str, substring: bool) -> Any:
-        """Aliases, then whole names, then (with ``substring``) parts of either, of the rows in scope."""
+        """Aliases, then whole names, then (with ``substring``) parts of either, of the rows in scope.
+        A query without a letter (``0``, ``-1``) is never a part of a name: numbers and dashes
+        are pieces of many names ("AX-1-0 Tiger Shark") and say nothing about which is meant."""
         index = self._index
-        stages = [index.aliased, index.named, *((index.containing,) if substring else ())]
+        partial = substring and any(c.isalpha() for c in q)
+        stages = [index.aliased, index.named, *((index.containing,) if partial else ())]
         for stage in stages:
             hits = _current(index, kind, self._in_scope(kind, stage(kind, q)))
             if hits:
