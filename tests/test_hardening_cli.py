@@ -468,14 +468,12 @@ def test_profiles_show_says_ambiguous_not_unknown(name: str, kind: str) -> None:
 
 @pytest.mark.parametrize(("args", "code", "first"), [
     (["sweep", "railgun", "-n", "0", "--exact"], 1, "Error: --firing-models: must be a whole number from 1 to 1,000 (got 0)"),
-    (["sweep", "railgun", "--melee", "--cover", "--exact"], 1,
-     "Error: --cover: a shooting situation; a melee attack cannot be in it (got True)"),
     (["compare", "-t", "knight"], 2,
      "Error: mathhammer compare: Invalid value for FILE: give a CSV file, or --roster to rank the units of a roster"),
     (["shoot", "railgun", "-t", "0", "--exact"], 1, "Error: --target: unknown unit (got '0')"),
 ])
 def test_an_error_names_what_was_typed(args: list[str], code: int, first: str) -> None:
-    """sweep's firing models are -n/--firing-models (not shoot's --models), a situation is its
-    option, a missing FILE is a usage error, and a number is no part of a unit's name."""
+    """sweep's firing models are -n/--firing-models (not shoot's --models), a missing FILE is a
+    usage error, and a number is no part of a unit's name."""
     r = run(*args)
     assert r.exit_code == code and r.stderr.splitlines()[0] == first and "Traceback" not in r.stderr

@@ -226,7 +226,7 @@ def test_compare_ranks_every_unit_of_a_roster(shared_data: Path) -> None:
 
 def test_compare_needs_a_file_or_a_roster() -> None:
     r = runner.invoke(app, ["compare", "-t", "knight"])
-    assert r.exit_code == 1 and "--roster" in r.output
+    assert r.exit_code == 2 and "--roster" in r.output  # a missing argument: a usage error
 
 
 def test_two_rosters_with_the_same_unit_names_can_be_used_together(tmp_path: Path, shared_data: Path) -> None:
