@@ -440,4 +440,11 @@ def warnings_of(cells: Sequence[Cell] | Mapping[Any, Cell]) -> list[str]:
     """Every distinct warning of the cells, in the order first met (a warning about the weapon
     would otherwise repeat once per cell)."""
     values = cells.values() if isinstance(cells, Mapping) else cells
-    return list(dict.fromkeys(w for c in values for w in c.warnings))
+    return list(dict.fromkeys(w for c in values for w in _warnings(c)))
+
+
+def _warnings(cell: Cell) -> tuple[str, ...]:
+    """A cell's warnings; a cell made by hand with its result only has them in the result."""
+    if cell.warnings or cell.result is None:
+        return cell.warnings
+    return tuple(cell.result.provenance.get("warnings", []))

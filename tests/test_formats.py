@@ -242,6 +242,42 @@ def test_the_json_document_is_json_dumps_of_the_records(monkeypatch: pytest.Monk
     assert json.loads(out.getvalue())["records"] == [{**rec, "rows": [{"value": 0, "p": 1.0}]} for rec in records]
 
 
+def test_a_record_that_cannot_be_written_leaves_the_json_document_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record json.dumps refuses (first or later) changes nothing; close() writes once; an
+    error inside the block writes no document and deletes the temporary file; a temporary file
+    that cannot be written is one error naming TMPDIR."""
+    from mathhammer.errors import InputError
+
+    for bad_first in (True, False):
+        out = io.StringIO()
+        with RecordWriter(OutputFormat.JSON, out, schema="t/1", writer={}) as writer:
+            if not bad_first:
+                writer.write({"n": 1})
+            with pytest.raises(TypeError):
+                writer.write({"n": object()})
+            writer.write({"n": 2})
+        records = [{"n": 1}, {"n": 2}] if not bad_first else [{"n": 2}]
+        assert json.loads(out.getvalue())["records"] == records and writer.count == len(records)
+        writer.close()
+        assert json.loads(out.getvalue())["records"] == records  # a second close writes nothing
+    out = io.StringIO()
+    with pytest.raises(RuntimeError), RecordWriter(OutputFormat.JSON, out, schema="t/1", writer={}) as writer:
+        writer.write({"n": 1})
+        spool = writer._spool
+        raise RuntimeError("stop")
+    assert out.getvalue() == "" and spool is not None and spool.closed
+
+    class Full(io.StringIO):
+        def write(self, text: str, /) -> int:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("tempfile.SpooledTemporaryFile", lambda **kw: Full())
+    writer = RecordWriter(OutputFormat.JSON, io.StringIO(), schema="t/1", writer={})
+    with pytest.raises(InputError, match="No space left on device") as e:
+        writer.write({"n": 1})
+    assert e.value.where == "TMPDIR" and writer._spool is None
+
+
 def test_json_text_leaves_no_cycle_holding_the_raw_text() -> None:
     """The rows (a RawJSON of megabytes) are free when json_text returns, not kept by a
     reference cycle until a garbage collection (which the command line makes rare)."""

@@ -225,9 +225,15 @@ def test_number_zero_is_left_out_with_a_note(tmp_path: Path) -> None:
     assert (16, "model 'Trooper': number 0, left out") in notes and (25, "'Blade': number 0, left out") in notes
 
 
-@pytest.mark.parametrize("value", ["NaN", "inf", "-20", "lots"])
+@pytest.mark.parametrize("value", ["NaN", "inf", "-inf", "1e9", "lots"])
 def test_a_cost_that_is_not_points_is_one_error(tmp_path: Path, value: str) -> None:
     path = _write(tmp_path, "c.ros", ROS.replace('<cost name="pts" value="120.0"/>', f'<cost name="pts" value="{value}"/>'))
-    with pytest.raises(ProfileError, match="a cost of points must be a number") as e:
+    with pytest.raises(ProfileError, match="a cost of points must be a number from -1,000,000 to 1,000,000") as e:
         load_roster(path)
     assert e.value.where == f"{path}:7" and e.value.value == value
+
+
+def test_a_negative_cost_is_added_up(tmp_path: Path) -> None:
+    """A swap that costs less (older data): points add up, negative ones included."""
+    r = load_roster(_write(tmp_path, "n.ros", ROS.replace('<cost name="pts" value="120.0"/>', '<cost name="pts" value="-20"/>')))
+    assert r.entries[0].points == -20

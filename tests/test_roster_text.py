@@ -246,3 +246,10 @@ def test_war_organ_counts_of_zero() -> None:
     with pytest.raises(ProfileError, match="a count must be from 0 to 1,000") as e:
         parse_text(WAR_ORGAN.replace("• 0 Crisis", "• 99999999999 Crisis").encode(), "wo.txt")
     assert e.value.where == "wo.txt:8" and e.value.value == 99999999999
+
+
+def test_a_count_of_thousands_of_digits_is_no_count() -> None:
+    """Past 100 digits a number is no count (int() refuses over 4,300 digits): the line is read
+    as it was before counts of any length, never an internal error."""
+    r = parse_text(GW.replace("      3x Fusion blaster", "      " + "9" * 5000 + "x Fusion blaster").encode(), "l.txt")
+    assert len(r.entries) == 2

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import IO, Any, Protocol
 
+from ..errors import InputError, MathhammerError
 from . import OutputFormat
 from .ascii import can_encode
 
@@ -179,6 +180,7 @@ class RecordWriter:
         self._spool: IO[str] | None = None  # JSON: each record's text, until the document is written
         self.count = 0
         self._started = False
+        self._closed = False
 
     def _emit(self, pieces: Iterable[str]) -> None:
         """Write ``pieces`` and flush, as one whole (:func:`whole_record`)."""
@@ -206,33 +208,48 @@ class RecordWriter:
 
     def write(self, record: Mapping[str, Any]) -> None:
         """One record: written at once (NDJSON, CSV; the CSV header with the first) or kept for
-        the document (JSON)."""
-        self.count += 1
+        the document (JSON). A record that cannot be formatted changes nothing."""
         if self.fmt is OutputFormat.JSON:
             self._keep(record)
         elif self.fmt is OutputFormat.NDJSON:
             self._emit((*iter_json_text(record), "\n"))
         else:
             self._emit(self._csv_lines(flatten(record, self.columns)))
+        self.count += 1
         self._started = True
 
     def _keep(self, record: Mapping[str, Any]) -> None:
         """A record of the JSON document, formatted now as it will stand in the document (at
         the depth of the ``records`` list) and kept as text: in memory up to _SPOOL_BYTES, then
         in a temporary file (a sweep's cells can hold hundreds of megabytes of rows)."""
-        if self._spool is None:
-            import tempfile  # imported when used, as secrets is: neither is needed to start up
+        # formatted whole first: a record json.dumps refuses leaves the document as it was
+        # (a JSON string holds no raw line break: every one is json.dumps' indentation)
+        pieces = [text.replace("\n", "\n" + _RECORD_INDENT) for text in iter_json_text(record, indent=2)]
+        try:
+            if self._spool is None:
+                import tempfile  # imported when used, as secrets is: neither is needed to start up
 
-            self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+", encoding="utf-8",
-                                                        newline="\n")
-        else:
-            self._spool.write(",\n" + _RECORD_INDENT)
-        for text in iter_json_text(record, indent=2):
-            # a JSON string holds no raw line break: every one is json.dumps' indentation
-            self._spool.write(text.replace("\n", "\n" + _RECORD_INDENT))
+                self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+", encoding="utf-8",
+                                                            newline="\n")
+            elif self.count:
+                self._spool.write(",\n" + _RECORD_INDENT)
+            for text in pieces:
+                self._spool.write(text)
+        except OSError as e:
+            self._discard()
+            raise _spool_failed(e) from None
+
+    def _discard(self) -> None:
+        """Close the records' temporary file (and so delete it)."""
+        spool, self._spool = self._spool, None
+        if spool is not None:
+            spool.close()
 
     def close(self) -> None:
-        """Finish: the JSON document; the CSV header when there was no record."""
+        """Finish (once): the JSON document; the CSV header when there was no record."""
+        if self._closed:
+            return
+        self._closed = True
         if self.fmt is OutputFormat.JSON:
             spool, self._spool = self._spool, None
             if spool is None:
@@ -245,8 +262,11 @@ class RecordWriter:
                 tag = f"mathhammer-records-{secrets.token_hex(16)}"
                 frame = json_text({"schema": self.schema, "writer": self.writer, "records": [tag]}, indent=2)
                 head, _, tail = frame.partition(f'"{tag}"')
-                spool.seek(0)
-                self._emit(_chained(head, iter(lambda: spool.read(_SPOOL_BYTES), ""), tail + "\n"))
+                try:
+                    spool.seek(0)
+                except OSError as e:
+                    raise _spool_failed(e) from None
+                self._emit(_chained(head, _read_all(spool), tail + "\n"))
         elif self.fmt is OutputFormat.CSV and not self._started:
             self._emit(self._csv_lines())
             self._started = True
@@ -257,6 +277,29 @@ class RecordWriter:
     def __exit__(self, *exc: object) -> None:
         if exc[0] is None:
             self.close()
+        else:  # no document after an error; the temporary file goes at once
+            self._discard()
+
+
+def _read_all(spool: IO[str]) -> Iterator[str]:
+    """The spooled records' text, _SPOOL_BYTES characters at a time."""
+    while True:
+        try:
+            text = spool.read(_SPOOL_BYTES)
+        except OSError as e:
+            raise _spool_failed(e) from None
+        if not text:
+            return
+        yield text
+
+
+def _spool_failed(e: OSError) -> MathhammerError:
+    """The one-line error of a temporary file that cannot take the JSON document's records."""
+    import tempfile
+
+    return InputError(f"cannot keep the JSON document's records in a temporary file: {e.strerror or e}",
+                      where="TMPDIR", value=tempfile.gettempdir(),
+                      hint="free space there, set TMPDIR to a folder with room, or use --format ndjson")
 
 
 def _chained(head: str, middle: Iterator[str], tail: str) -> Iterator[str]:

@@ -15,7 +15,8 @@ __all__ = ["clean", "count_prefix", "key", "singular_key"]
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'", "\u201c": '"',
                          "\u201d": '"', "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u2013": "-", "\u2014": "-",
                          "\u2212": "-", "\u2011": "-"})
-_COUNT = re.compile(r"^(\d+)\s*[x×]\s+(.+)$", re.IGNORECASE)
+#: A count of up to 100 digits (more is no count: int() refuses over 4,300 digits).
+_COUNT = re.compile(r"^(\d{1,100})\s*[x×]\s+(.+)$", re.IGNORECASE)
 _NOT_KEY = re.compile(r"[^0-9a-z]+")
 
 

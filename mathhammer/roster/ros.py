@@ -26,6 +26,7 @@ The XML is parsed by :func:`mathhammer.bsdata.xmlsafe.parse_xml` (no DTD, no ent
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -89,7 +90,7 @@ def _number(elem: Element, file: str, lines: _Lines) -> int:
 
 
 def _points(elem: Element, file: str, lines: _Lines | None = None) -> int:
-    """Points of a selection and everything in it (a cost that is no number of 0 or more: a damaged file)."""
+    """Points of a selection and everything in it (a cost that is no finite number: a damaged file)."""
     total = 0.0
     for cost in elem.iter("cost"):
         if cost.get("name", "").strip().lower() in ("pts", "points"):
@@ -97,12 +98,12 @@ def _points(elem: Element, file: str, lines: _Lines | None = None) -> int:
             try:
                 value = float(raw)
             except ValueError:
-                value = -1.0
-            if not 0 <= value <= _MOST_POINTS:  # NaN and infinities too
+                value = math.nan  # no number: refused below, as NaN is
+            if not -_MOST_POINTS <= value <= _MOST_POINTS:  # NaN and infinities too (a swap may cost less)
                 line = lines.of(elem) if lines else 0
                 raise ProfileError(f"{clean(elem.get('name', '')) or 'the roster'}: a cost of points must be a number "
-                                   f"from 0 to {_MOST_POINTS:,}", where=f"{file}:{line}" if line else file,
-                                   value=raw)
+                                   f"from -{_MOST_POINTS:,} to {_MOST_POINTS:,}",
+                                   where=f"{file}:{line}" if line else file, value=raw)
             total += value
     return round(total)
 

@@ -37,16 +37,16 @@ _UNIT_HEAD = re.compile(rf"^(?P<name>\S.*?)\s*\(\s*(?P<pts>\d{{1,5}})\s*{_POINTS
 #: War Organ's first line: ``Name [2000 points]``.
 _WO_TITLE = re.compile(rf"^(?P<name>.*?)\s*\[\s*(?P<pts>\d{{1,5}})\s*{_POINTS_WORD}\s*\]\s*$", re.IGNORECASE)
 #: WTC-compact unit line: ``Char1: 1x Name (70 pts): items`` or ``2x Name (150 pts)``.
-_WTC_UNIT = re.compile(rf"^(?:(?P<tag>[A-Za-z]{{1,12}}\d{{1,3}})\s*:\s*)?(?P<n>\d+)\s*x\s+(?P<name>.+?)\s*"
+_WTC_UNIT = re.compile(rf"^(?:(?P<tag>[A-Za-z]{{1,12}}\d{{1,3}})\s*:\s*)?(?P<n>\d{{1,100}})\s*x\s+(?P<name>.+?)\s*"
                        rf"\(\s*(?P<pts>\d{{1,5}})\s*{_POINTS_WORD}\s*\)\s*(?::\s*(?P<items>.*))?$", re.IGNORECASE)
-_WTC_WITH = re.compile(r"^(?P<n>\d+)\s+with\s+(?P<items>.+)$", re.IGNORECASE)
-_WO_MODEL = re.compile(r"^(?P<n>\d+)\s+(?P<name>.+?)\s+with\s+(?P<items>.+)$", re.IGNORECASE)
-_WO_COUNT = re.compile(r"^(?P<n>\d+)\s+(?P<name>\D.*)$")
+_WTC_WITH = re.compile(r"^(?P<n>\d{1,100})\s+with\s+(?P<items>.+)$", re.IGNORECASE)
+_WO_MODEL = re.compile(r"^(?P<n>\d{1,100})\s+(?P<name>.+?)\s+with\s+(?P<items>.+)$", re.IGNORECASE)
+_WO_COUNT = re.compile(r"^(?P<n>\d{1,100})\s+(?P<name>\D.*)$")
 _PRICE = re.compile(rf"\s*[\(\[]\s*\+\s*\d{{1,4}}\s*{_POINTS_WORD}\s*[\)\]]\s*$", re.IGNORECASE)
 _ENHANCEMENT = re.compile(r"^(?:enhancements?|verbesserung|am[ée]lioration|optimizaci[oó]n)\s*:\s*(?P<name>.+)$",
                           re.IGNORECASE)
 _ATTACHED_AS = re.compile(r"^attached as\s*:\s*(?P<role>.+)$", re.IGNORECASE)
-_ATTACHED_BLOCK = re.compile(r"^attached units?\b(?:\s*(?P<n>\d+))?\s*$", re.IGNORECASE)
+_ATTACHED_BLOCK = re.compile(r"^attached units?\b(?:\s*(?P<n>\d{1,100}))?\s*$", re.IGNORECASE)
 _WARLORD = re.compile(r"^(?:warlord|kriegsherr|seigneur de guerre|se[ñn]or de la guerra)$", re.IGNORECASE)
 
 
