@@ -8,7 +8,6 @@ also a warning.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -606,7 +605,9 @@ class _Compiler:
                     n.rule("R-5.5", f"{a}: the target is {a.keyword}: Critical Wounds on {a.value.plus}+")
                 else:
                     n.rule("R-5.5", f"{a}: no effect, the target is not {a.keyword}")
-                    near = difflib.get_close_matches(a.keyword, sorted(t.keywords), n=1, cutoff=0.8)
+                    from difflib import get_close_matches  # only here: start-up does without it
+
+                    near = get_close_matches(a.keyword, sorted(t.keywords), n=1, cutoff=0.8)
                     if near:  # keywords are free text: a misspelt one would silently turn ANTI off
                         n.warn(f"{a} has no effect: the target is not {a.keyword}, but is {near[0]} "
                                f"(a misspelling of {a.keyword}?)")
