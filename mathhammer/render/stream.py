@@ -15,6 +15,7 @@ from numpy a block at a time), spliced in as it is.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import signal
@@ -231,7 +232,7 @@ class RecordWriter:
 
                 self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+", encoding="utf-8",
                                                             newline="\n")
-            elif self.count:
+            else:
                 self._spool.write(",\n" + _RECORD_INDENT)
             for text in pieces:
                 self._spool.write(text)
@@ -266,7 +267,7 @@ class RecordWriter:
                     spool.seek(0)
                 except OSError as e:
                     raise _spool_failed(e) from None
-                self._emit(_chained(head, _read_all(spool), tail + "\n"))
+                self._emit(itertools.chain((head,), _read_all(spool), (tail + "\n",)))
         elif self.fmt is OutputFormat.CSV and not self._started:
             self._emit(self._csv_lines())
             self._started = True
@@ -300,13 +301,6 @@ def _spool_failed(e: OSError) -> MathhammerError:
     return InputError(f"cannot keep the JSON document's records in a temporary file: {e.strerror or e}",
                       where="TMPDIR", value=tempfile.gettempdir(),
                       hint="free space there, set TMPDIR to a folder with room, or use --format ndjson")
-
-
-def _chained(head: str, middle: Iterator[str], tail: str) -> Iterator[str]:
-    """``head``, the pieces of ``middle`` one at a time, ``tail``."""
-    yield head
-    yield from middle
-    yield tail
 
 
 def open_records(fmt: OutputFormat, stream: TextSink, *, schema: str, columns: Sequence[str] = ()) -> RecordWriter:
