@@ -154,8 +154,9 @@ _ARG_STREAMS, _ARG_OUT_DAMAGE = 8, 10
 
 def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None, kernel: Any = run_chunks) -> None:
     """Run ``kernel`` (:func:`run_chunks`, or :func:`run_queue_chunks` where
-    :func:`takes_queue_path`) on ``args`` (its arguments up to ``first``) for every chunk, on
-    ``threads`` threads: thread w runs chunks w, w + threads, ... into histogram row w.
+    :func:`takes_queue_path`) on ``args`` (its arguments up to ``claims``) for every chunk, on
+    ``threads`` threads: thread w takes the next unrun chunk until none is left (:mod:`.claim`),
+    adding to histogram row w.
 
     The kernel releases the GIL, so plain Python threads run side by side; each chunk's trials
     and random stream are the same whichever thread runs it, so the summed counts are too.
@@ -164,23 +165,25 @@ def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None, k
     """
     n_chunks = args[_ARG_STREAMS].shape[0]
     workers = max(1, min(threads, n_chunks, args[_ARG_OUT_DAMAGE].shape[0]))
+    claims = np.zeros(1, dtype=np.int64)
     if workers == 1:
-        kernel(*args, 0, 1, 0)
+        kernel(*args, claims, 0)
         return
     if pool is None:
         with worker_pool(workers) as own:
             assert own is not None
-            own.run(args, workers, kernel)
+            own.run((*args, claims), workers, kernel)
     else:
-        pool.run(args, workers, kernel)
+        pool.run((*args, claims), workers, kernel)
 
 
 class Workers:
-    """Idle threads, each with its own queue, that run shares of a kernel call.
+    """Idle threads, each with its own queue, that join a kernel call.
 
     Share w always goes to thread w, so two shares never wait for each other (a
     ThreadPoolExecutor may queue both on one thread while it thinks another is idle); the
-    calling thread runs share 0 itself.
+    calling thread runs share 0 itself. A share is the kernel taking chunks until none is
+    left, so a thread that wakes late simply runs fewer of them.
     """
 
     def __init__(self, n: int) -> None:
@@ -202,11 +205,11 @@ class Workers:
 
     def run(self, args: tuple[Any, ...], workers: int, kernel: Any = run_chunks) -> None:
         """Shares 1 .. workers - 1 of ``kernel`` on the idle threads, share 0 here; returns when
-        all are done."""
+        all are done. ``args`` end with the call's ``claims`` counter; share w adds to row w."""
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
         for w in range(1, workers):
-            self._queues[w - 1].put((kernel, (*args, w, workers, w), done))
-        kernel(*args, 0, workers, 0)
+            self._queues[w - 1].put((kernel, (*args, w), done))
+        kernel(*args, 0)
         for _ in range(1, workers):
             error = done.get()
             if error is not None:
@@ -270,7 +273,7 @@ def _layout(a: object) -> object:
 
 def prepare_simulation(args: tuple[object, ...], *, live: bool = False, kernel: Any = run_chunks) -> None:
     """:func:`prepare` ``kernel`` (what :func:`simulate_chunks` will run) for ``args``."""
-    prepare(kernel, (*args, 0, 1, 0), live=live)
+    prepare(kernel, (*args, np.zeros(1, dtype=np.int64), 0), live=live)
 
 
 def takes_queue_path(params: npt.NDArray[np.int64], rolls: npt.NDArray[np.int64], attacker: npt.NDArray[np.int64],

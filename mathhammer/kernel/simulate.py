@@ -7,9 +7,10 @@ tests (R-9.7). Rules live in the tables; this module only draws dice and looks t
 A call runs some of each chunk's trials and leaves each chunk's random stream where it
 stopped (``streams``), so the engine can split a long run into short calls (a Ctrl-C is
 seen between them) and the counts are the same however the trials are split. A call runs the
-chunks ``first, first + step, ...`` and adds to row ``slot`` of each histogram, so a small pool
-of Python threads runs the chunks side by side (the kernel releases the GIL); integer counts
-add up to the same totals whichever thread ran which chunk.
+chunks its thread claims one at a time from a counter shared by the call's threads
+(:mod:`.claim`) and adds to row ``slot`` of each histogram, so a small pool of Python threads
+runs the chunks side by side (the kernel releases the GIL); integer counts add up to the same
+totals whichever thread ran which chunk.
 
 Dice are resolved stage by stage for the whole unit, as players roll fast dice. The dice of
 one stage are independent with the same odds, so only how many score each result matters:
@@ -36,6 +37,7 @@ import numpy as np
 
 from ._jit import jit, jit_by_constant
 from .binomial import TABLE_N
+from .claim import fetch_add
 from .rng import BUFFER, GAMMA, LOW32, S32, S_COUNTER, S_POS, d6, digit, next_value, refill
 
 # Rows, columns and flags of mathhammer.codes, repeated as plain ints so the kernel stays
@@ -1000,9 +1002,10 @@ def _run_fast(stages, rolls, roll_maps, roll_flags, params, groups, attacker, st
 def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, streams, chunk_trials, out_damage,
                out_models, offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups, group_offsets,
                out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, tmode, track, tbase, adv, tt, ta, buffers,
-               scratch, first, step, slot):
-    """Simulate ``chunk_trials[c]`` more trials of chunks c = first, first + step, ..., adding
-    to row ``slot`` of every histogram.
+               scratch, claims, slot):
+    """Simulate ``chunk_trials[c]`` more trials of the chunks c this thread claims (the next
+    unclaimed chunk from ``claims[0]``, shared by the call's threads: :mod:`.claim`), adding to
+    row ``slot`` of every histogram.
 
     stages: int8[G, J, 4, 36]  per weapon group g and model group j (mathhammer.compile.UnitInputs):
         rows of mathhammer.codes.Stage; column (first face-1)*6 + (re-roll face-1)
@@ -1043,6 +1046,7 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     buffers: uint64[slots, >= BUFFER]  scratch space for the random streams (the kernel allocates nothing)
     scratch: int64[slots, >= J + G + G J]  the general path's per-trial counts and per-pair fixed Damage
         (mathhammer.compile.scratch_width)
+    claims: int64[1]  the next chunk to hand out, 0 at the start of a call; shared by its threads
     All outputs are zeroed by the caller before the first call and only added to.
     """
     keep_stages = (params[0, 0, P_FLAGS] & F_STAGES) != 0
@@ -1052,7 +1056,10 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     # together or Sustained Hits is rolled.
     single = stages.shape[0] == 1 and stages.shape[1] == 1 and unit[U_WOUNDS_LEFT] == 0
     fast = single and ((jchunk[0, J_HIT] > 0 and jchunk[0, J_WOUND] > 0) if keep_stages else jchunk[0, J_FINAL] > 0)
-    for c in range(first, streams.shape[0], step):
+    while True:
+        c = fetch_add(claims, 1)
+        if c >= streams.shape[0]:
+            break
         if fast:
             _run_fast(stages[0, 0], rolls[0, 0], roll_maps[0, 0], roll_flags[0, 0], params[0, 0], groups, attacker,
                       streams[c], chunk_trials[c], out_damage[slot], out_models[slot], offsets, out_stages[slot],
@@ -1070,14 +1077,17 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
 def run_queue_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attacker, streams, chunk_trials,
                      out_damage, out_models, offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups,
                      group_offsets, out_weapons, table, alias, jt, jown, jalias, jstart, jchunk, tmode, track, tbase,
-                     adv, tt, ta, buffers, scratch, first, step, slot):
+                     adv, tt, ta, buffers, scratch, claims, slot):
     """:func:`run_chunks` for the inputs that :func:`_run_queue` handles, and only for them
     (mathhammer.kernel.takes_queue_path decides): the same arguments, the same draws and counts.
     A kernel of its own, compiled the first time a run needs it, so that runs that never do (a
     single weapon, a Leader, rolled Damage, ...) do not pay for its compile."""
     n_weapons, n_groups = stages.shape[0], stages.shape[1]
     seen = n_groups + n_weapons + n_weapons * n_groups  # where scratch keeps the positions' counts
-    for c in range(first, streams.shape[0], step):
+    while True:
+        c = fetch_add(claims, 1)
+        if c >= streams.shape[0]:
+            break
         st = streams[c]
         pos = np.int64(st[S_POS])
         s = st[S_COUNTER]

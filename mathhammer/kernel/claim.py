@@ -1,0 +1,35 @@
+"""Chunks handed out one at a time to whichever thread asks first.
+
+A kernel call's threads take the next chunk from a shared counter (``claims[0]``, an atomic
+fetch-and-add) instead of a fixed share each: a thread that starts late (waking an idle
+thread takes 50-250 microseconds on a virtual machine) or is paused by a busy machine leaves
+its chunks to the others instead of making every thread wait for it. Which thread runs a chunk
+never changes what the chunk draws (its random stream is its own) nor the totals (integer counts
+add up in any order), so results stay identical for any number of threads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def fetch_add(typingctx: Any, counter: Any, amount: Any) -> Any:
+    """``counter[0] += amount`` as one atomic operation (sequentially consistent); returns the
+    value before it. ``counter``: a C-contiguous int64 array of at least one element."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64 and isinstance(amount, types.Integer)):
+        return None
+    sig = types.int64(counter, amount)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array_type = signature.args[0]
+        array = context.make_array(array_type)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, array_type, array, [context.get_constant(types.intp, 0)])
+        value = context.cast(builder, args[1], signature.args[1], types.int64)
+        return builder.atomic_rmw("add", ptr, value, "seq_cst")
+
+    return sig, codegen
