@@ -19,6 +19,7 @@ import time
 import numba
 import numpy as np
 
+from mathhammer import kernel
 from mathhammer.compile import compile_matchup
 from mathhammer.engine import montecarlo
 from mathhammer.model import Context, Matchup, RerollPolicy, Target
@@ -74,24 +75,44 @@ def timed(fn, repeats: int) -> tuple[float, float, object]:
 def small_runs(trials: int, calls: int, rounds: int = 5) -> None:
     """Whole library calls (tables, histograms, results: what a script pays) of ``trials``
     trials on 1 and 2 threads, alternating, for the reference scenario and a finite target;
-    the median over ``rounds`` of each round's median wall time."""
-    print(f"runs of {trials:,} trials, whole montecarlo.run calls, median wall time ({rounds} rounds of {calls}):")
-    for label, inputs in (("unlimited wounds", reference_inputs()), ("10 models W2", reference_inputs(2, 10))):
-        for stages in (True, False):
-            medians: dict[int, list[float]] = {1: [], 2: []}
-            for threads in (1, 2):
-                montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
-            for _ in range(rounds):
+    the median over ``rounds`` of each round's median wall time. Beside it, the wall time of the
+    same calls' kernel calls alone (what two cores can share; the rest is Python on one)."""
+    print(f"runs of {trials:,} trials, median wall time ({rounds} rounds of {calls}), whole montecarlo.run calls"
+          " | their kernel calls:")
+    real = kernel.simulate_chunks
+    in_kernel = [0.0]
+
+    def timed_kernel(*a, **kw):
+        start = time.perf_counter()
+        real(*a, **kw)
+        in_kernel[0] += time.perf_counter() - start
+
+    kernel.simulate_chunks = timed_kernel
+    try:
+        for label, inputs in (("unlimited wounds", reference_inputs()), ("10 models W2", reference_inputs(2, 10))):
+            for stages in (True, False):
+                medians: dict[int, list[float]] = {1: [], 2: []}
+                kernel_medians: dict[int, list[float]] = {1: [], 2: []}
                 for threads in (1, 2):
-                    walls = []
-                    for _ in range(calls):
-                        start = time.perf_counter()
-                        montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
-                        walls.append(time.perf_counter() - start)
-                    medians[threads].append(statistics.median(walls))
-            one, two = statistics.median(medians[1]), statistics.median(medians[2])
-            print(f"  {label:17s} {'with stages' if stages else 'no stages':11s} 1 thread {one * 1e3:6.2f} ms,"
-                  f" 2 threads {two * 1e3:6.2f} ms: {one / two:.2f}x")
+                    montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
+                for _ in range(rounds):
+                    for threads in (1, 2):
+                        walls, kernels = [], []
+                        for _ in range(calls):
+                            in_kernel[0] = 0.0
+                            start = time.perf_counter()
+                            montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
+                            walls.append(time.perf_counter() - start)
+                            kernels.append(in_kernel[0])
+                        medians[threads].append(statistics.median(walls))
+                        kernel_medians[threads].append(statistics.median(kernels))
+                one, two = statistics.median(medians[1]), statistics.median(medians[2])
+                k1, k2 = statistics.median(kernel_medians[1]), statistics.median(kernel_medians[2])
+                print(f"  {label:17s} {'with stages' if stages else 'no stages':11s} 1 thread {one * 1e3:6.2f} ms,"
+                      f" 2 threads {two * 1e3:6.2f} ms: {one / two:.2f}x | kernel {k1 * 1e3:6.2f} ms,"
+                      f" {k2 * 1e3:6.2f} ms: {k1 / k2:.2f}x")
+    finally:
+        kernel.simulate_chunks = real
 
 
 def main() -> None:

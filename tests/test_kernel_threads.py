@@ -229,9 +229,84 @@ def test_two_threads_run_both_shares(monkeypatch: pytest.MonkeyPatch) -> None:
             seen.append((id(args[-2]), args[-1]))
             real(*args)
 
+    montecarlo.run(_inputs(), trials=10, seed=1, threads=1)  # compiled before the spy stands in
     monkeypatch.setattr(kernel, "run_chunks", Spy())
     montecarlo.run(_inputs(), trials=200_000, seed=1, threads=2)
     calls = {}
     for counter, slot in seen:
         calls.setdefault(counter, set()).add(slot)
     assert {0, 1} in calls.values(), seen
+
+
+# --- chunks claimed one at a time -----------------------------------------------------------------
+
+def test_fetch_add_is_atomic_across_threads() -> None:
+    """Two threads taking numbers from one counter without the GIL, started together: every
+    number is handed out exactly once and none is lost (a plain load-add-store in its place
+    handed numbers out twice in this loop on a 2-core machine)."""
+    import threading
+
+    from mathhammer.kernel.claim import fetch_add
+
+    @numba.njit(nogil=True)
+    def take_many(counter: Any, n: int, hits: Any) -> None:
+        for _ in range(n):
+            hits[fetch_add(counter, 1)] += 1
+
+    n = 2_000_000
+    counter = np.zeros(1, dtype=np.int64)
+    hits = np.zeros(2 * n + 1, dtype=np.int64)
+    take_many(counter, 1, hits)  # compiled outside the race
+    counter[0], hits[:] = 0, 0
+    start = threading.Barrier(2)
+
+    def take() -> None:
+        start.wait()
+        take_many(counter, n, hits)
+
+    threads = [threading.Thread(target=take) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert counter[0] == 2 * n
+    assert (hits[:2 * n] == 1).all()
+
+
+def test_each_chunk_runs_once_whoever_claims_it() -> None:
+    """A thread that starts after the others have claimed every chunk runs none of them: the
+    counter passes the chunk count once per thread and the rows hold each trial once, the
+    same counts as one thread."""
+    inputs = _inputs()
+    calls: list[Any] = []
+    real = kernel.simulate_chunks
+
+    def spy(*args: Any, **kw: Any) -> None:
+        calls.append(args)
+        real(*args, **kw)
+
+    one = montecarlo.run(inputs, trials=50_000, seed=5, threads=1)
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(kernel, "simulate_chunks", spy)
+        montecarlo.run(inputs, trials=50_000, seed=5, threads=1)
+    finally:
+        mp.undo()
+    args = calls[-1]
+    n_chunks = args[kernel._ARG_STREAMS].shape[0]
+    # replay the last call by hand: row 0 takes every chunk, then a late row 1 finds none left
+    out = args[kernel._ARG_OUT_DAMAGE]
+    before = out.copy()
+    claims = np.zeros(1, dtype=np.int64)
+    streams = args[kernel._ARG_STREAMS].copy()
+    replay = list(args)
+    replay[kernel._ARG_STREAMS] = streams
+    kernel.run_chunks(*replay, claims, 0)
+    assert claims[0] == n_chunks + 1
+    row1 = out[1].copy() if out.shape[0] > 1 else None
+    added = out[0] - before[0]
+    kernel.run_chunks(*replay, claims, min(1, out.shape[0] - 1))
+    assert claims[0] == n_chunks + 2
+    assert np.array_equal(out[0] - before[0], added) and (row1 is None or np.array_equal(out[1], row1))
+    assert int(added.sum()) == int(replay[9].sum())  # each chunk's batch of trials counted once
+    assert np.array_equal(one.damage.counts, montecarlo.run(inputs, trials=50_000, seed=5, threads=2).damage.counts)

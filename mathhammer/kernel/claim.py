@@ -18,9 +18,10 @@ from numba.extending import intrinsic
 
 
 @intrinsic
-def fetch_add(typingctx: Any, counter: Any, amount: Any) -> Any:
-    """``counter[0] += amount`` as one atomic operation (sequentially consistent); returns the
-    value before it. ``counter``: a C-contiguous int64 array of at least one element."""
+def _fetch_add(typingctx: Any, counter: Any, amount: Any) -> Any:
+    """``fetch_add(counter, amount)``: ``counter[0] += amount`` as one atomic operation
+    (sequentially consistent); returns the value before it. ``counter``: an int64 array of at
+    least one element."""
     if not (isinstance(counter, types.Array) and counter.dtype == types.int64 and isinstance(amount, types.Integer)):
         return None
     sig = types.int64(counter, amount)
@@ -33,3 +34,8 @@ def fetch_add(typingctx: Any, counter: Any, amount: Any) -> Any:
         return builder.atomic_rmw("add", ptr, value, "seq_cst")
 
     return sig, codegen
+
+
+#: Called from kernels as ``fetch_add(counter, amount)`` (typed Any: the type checker would read
+#: the typing function's signature, which takes the typing context first).
+fetch_add: Any = _fetch_add
