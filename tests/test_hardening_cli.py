@@ -259,6 +259,20 @@ def test_reader_gone_is_a_quiet_exit_1(cmd: list[str], args: list[str]) -> None:
     assert r.returncode == 1 and r.stderr == b""
 
 
+@pytest.mark.parametrize("cmd", ENTRY_POINTS)
+def test_reader_gone_part_way_is_a_quiet_exit_1(cmd: list[str]) -> None:
+    """A reader that goes away in the middle of a long output (``profiles list | head -1``:
+    over 2 MB, far more than a pipe holds) ends the run with exit 1, not 0: CPython's buffered
+    stdout wrote part of the text and dropped the rest without an error (mathhammer.cli._WholeWrites)."""
+    with subprocess.Popen([*cmd, "profiles", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        assert p.stdout is not None and p.stderr is not None
+        first = p.stdout.readline()
+        p.stdout.close()
+        err = p.stderr.read()
+        assert p.wait(timeout=120) == 1 and err == b""
+    assert first.startswith(b"Units")
+
+
 # --- 6. encodings ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii"}, {"PYTHONIOENCODING": "latin-1"},

@@ -7,6 +7,7 @@ Ctrl-C before typer, rich and numpy are imported; the application is in :mod:`.r
 from __future__ import annotations
 
 import gc
+import io
 import os
 import signal
 import sys
@@ -56,6 +57,51 @@ def _collect_less() -> None:
     gc.set_threshold(_GC_FIRST_GENERATION, *gc.get_threshold()[1:])
 
 
+class _WholeWrites(io.RawIOBase):
+    """Standard output's file descriptor, written whole or not at all.
+
+    CPython's buffered stdout hands a large text to the descriptor in one call; when the reader
+    goes away part-way (``| head -1``) the call writes part, and the rest was dropped without an
+    error, so the run ended with exit code 0. Here the rest is written in further calls, the
+    next of which fails with EPIPE, which the command line reports (exit 1)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            done += os.write(self._fd, view[done:])
+        return done
+
+
+def _stdout_written_whole() -> None:
+    """Put :class:`_WholeWrites` under sys.stdout, with its encoding, error handler and line
+    buffering (on POSIX, where stdout writes newlines as they are; elsewhere, and when stdout
+    is not a plain file, it is left as it is)."""
+    out = sys.stdout
+    if os.name != "posix" or type(out) is not io.TextIOWrapper:
+        return
+    try:
+        fd = out.fileno()
+        out.flush()
+    except (OSError, ValueError):
+        return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WholeWrites(fd)), encoding=out.encoding, errors=out.errors,
+                                  newline="\n", line_buffering=out.line_buffering)
+
+
 def main() -> None:
     """Console-script entry point (and ``python -m mathhammer``).
 
@@ -69,6 +115,7 @@ def main() -> None:
         sys.stderr.write("Error: stdout: closed; nothing can be written (reopen it or redirect it to a file)\n")
         sys.stderr.flush()
         sys.exit(1)
+    _stdout_written_whole()
     try:
         from . import _io
         from .root import run
