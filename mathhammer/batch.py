@@ -49,10 +49,14 @@ Outcome: TypeAlias = DamageResult | MathhammerError
 #: Monte Carlo tasks per worker above which they run in processes rather than threads.
 _PROCESSES_FROM = 4
 
-#: Exact tasks handed to a worker process at a time: one round trip costs about as much as a
+#: Tasks handed to a worker process at a time: one round trip costs about as much as a small
 #: run (~0.2 ms to pickle a result), so a few at a time keep the workers busy without making
 #: the results arrive in large lumps.
 _PROCESS_BATCH = 8
+#: ... but a batch's results take at most about this much (their arrays), once a result's size
+#: is known: a sweep of a 1,000-model W1000 target has 7 MB results, and 2 x jobs batches of 8
+#: of them in flight took 750 MB.
+_BATCH_BYTES = 4_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +196,9 @@ def run_many(tasks: Sequence[Task], *, jobs: int | None = None
         others = sorted(others + exact)
     if len(others) > _PROCESSES_FROM * jobs and _can_fork():
         # the first run here loads (or compiles) the kernel, so the forked workers start with it
-        yield others[0], run_task(tasks[others[0]], threads=1, cache=cache)
-        yield from _in_processes(tasks, others[1:], jobs)
+        first = run_task(tasks[others[0]], threads=1, cache=cache)
+        yield others[0], first
+        yield from _in_processes(tasks, others[1:], jobs, batch=_batch_size([first]))
     elif others:
         yield from _in_threads(tasks, others, jobs, cache)
 
@@ -213,24 +218,50 @@ def _in_threads(tasks: Sequence[Task], indices: list[int], jobs: int, cache: dic
                             lambda i: (pool.submit(run_task, tasks[i], threads=1, cache=cache), i))
 
 
-def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int
+def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int, *, batch: int = 1
                   ) -> Iterator[tuple[int, Outcome]]:
-    """Batches of tasks in ``jobs`` worker processes."""
+    """Batches of tasks in ``jobs`` worker processes, 2 x ``jobs`` batches at a time: the first
+    of ``batch`` tasks, each later one sized from the results of the last to arrive
+    (:func:`_batch_size`), so that memory stays bounded however large a result is."""
+    import itertools
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    batches = [indices[k:k + _PROCESS_BATCH] for k in range(0, len(indices), _PROCESS_BATCH)]
+    left = iter(indices)
+    size = [batch]
+
+    def next_batch() -> list[int] | None:
+        return list(itertools.islice(left, size[0])) or None
+
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                initializer=_quiet_worker)
     try:
-        def submit(batch: list[int]) -> tuple[Future[Any], list[int]]:
-            return pool.submit(_run_batch, [tasks[i] for i in batch]), batch
+        def submit(keys: list[int]) -> tuple[Future[Any], list[int]]:
+            return pool.submit(_run_batch, [tasks[i] for i in keys]), keys
 
-        pending = dict(submit(b) for b in batches[:2 * jobs])
-        for batch, outcomes in _collect(pool, pending, iter(batches[2 * jobs:]), submit):
-            yield from zip(batch, outcomes, strict=True)
+        first = (next_batch() for _ in range(2 * jobs))
+        pending = dict(submit(keys) for keys in first if keys is not None)
+        for keys, outcomes in _collect(pool, pending, iter(next_batch, None), submit):
+            size[0] = _batch_size(outcomes)
+            yield from zip(keys, outcomes, strict=True)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _batch_size(outcomes: Sequence[Outcome]) -> int:
+    """Tasks per batch for results the size of the largest of ``outcomes`` (their arrays):
+    _PROCESS_BATCH, fewer when that many would take over _BATCH_BYTES, at least one."""
+    largest = max((_result_bytes(o) for o in outcomes), default=0)
+    return max(1, min(_PROCESS_BATCH, _BATCH_BYTES // max(1, largest)))
+
+
+def _result_bytes(outcome: Outcome) -> int:
+    """The bytes of a result's distributions (an error: none)."""
+    if not isinstance(outcome, DamageResult):
+        return 0
+    dists = [outcome.damage, outcome.models_destroyed, outcome.hazardous, outcome.hazard_models,
+             *outcome.stages.values(), *(g.models_destroyed for g in outcome.groups)]
+    return sum(d.probabilities.nbytes + (0 if d.counts is None else d.counts.nbytes) for d in dists if d is not None)
 
 
 def _can_fork() -> bool:

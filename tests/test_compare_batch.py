@@ -3,6 +3,9 @@ outcomes, in threads (Monte Carlo) and worker processes (exact)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -119,3 +122,59 @@ def test_no_fork_while_another_thread_runs(monkeypatch):
     for a, b in zip(alone, together, strict=True):
         np.testing.assert_array_equal(a.damage.probabilities, b.damage.probabilities)
         np.testing.assert_array_equal(a.models_destroyed.probabilities, b.models_destroyed.probabilities)
+
+
+def test_batch_size_follows_the_results_size(monkeypatch):
+    """Worker processes get up to _PROCESS_BATCH tasks at a time, fewer when that many results
+    would take over _BATCH_BYTES (their arrays), never none; an error weighs nothing."""
+    from mathhammer import batch
+
+    result = run_task(_tasks(Method.EXACT, 1)[0])
+    assert isinstance(result, api.DamageResult)
+    size = batch._result_bytes(result)
+    arrays = result.damage.probabilities.nbytes + result.damage.counts.nbytes if result.damage.counts is not None \
+        else result.damage.probabilities.nbytes
+    assert size >= arrays + result.models_destroyed.probabilities.nbytes
+    assert batch._batch_size([result]) == batch._PROCESS_BATCH
+    monkeypatch.setattr(batch, "_BATCH_BYTES", 3 * size)
+    assert batch._batch_size([result]) == 3
+    monkeypatch.setattr(batch, "_BATCH_BYTES", size - 1)
+    assert batch._batch_size([result]) == 1
+    assert batch._batch_size([MathhammerError("x")]) == batch._PROCESS_BATCH
+
+
+_ONE_TASK_BATCHES = """
+import sys
+import numpy as np
+from mathhammer import batch
+from mathhammer.batch import Recipe, Task, run_many, run_task
+from mathhammer.model import Method
+
+method = Method(sys.argv[1])
+weapons = {weapons!r}
+tasks = [Task(Recipe.of([weapons[i % 4]], "boyz" if i % 2 else "knight", {{"models": 1 + i % 3}}),
+              method=method, trials=4_000, seed=100 + i) for i in range(12)]
+alone = {{i: run_task(t, threads=1) for i, t in enumerate(tasks)}}  # no kernel threads: workers may fork
+assert batch._can_fork()
+batch._BATCH_BYTES = 1
+sizes = []
+real = batch._batch_size
+batch._batch_size = lambda outcomes: sizes.append(real(outcomes)) or sizes[-1]
+together = dict(run_many(tasks, jobs=2))
+assert sizes and set(sizes) == {{1}}, sizes  # the worker processes ran, a task at a time
+assert sorted(together) == list(range(12))
+for i, result in together.items():
+    np.testing.assert_array_equal(result.damage.probabilities, alone[i].damage.probabilities)
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="worker processes are forked on Linux only")
+@pytest.mark.parametrize("method", [Method.MONTE_CARLO, Method.EXACT])
+def test_one_task_batches_give_the_same_outcomes(method):
+    """With results too large for more than one a batch, every task still comes back once from
+    the worker processes, the same as run alone (in a fresh process: a process whose kernel
+    threads have started runs its tasks in threads instead)."""
+    code = _ONE_TASK_BATCHES.format(weapons=WEAPONS)
+    r = subprocess.run([sys.executable, "-c", code, method.value], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

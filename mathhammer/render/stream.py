@@ -54,8 +54,8 @@ _RECORD_INDENT = " " * 4
 
 
 def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
-    """:func:`json_text` in pieces (each :class:`RawJSON` is a piece of its own, never copied
-    into a larger string)."""
+    """:func:`json_text` in pieces (each :class:`RawJSON` is a piece of its own, the very
+    object: never copied)."""
     import secrets
 
     raws: list[str] = []
@@ -66,7 +66,7 @@ def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
     start = 0
     for match in re.finditer(f'"{re.escape(tag)}([0-9]+)"', text) if raws else ():
         yield text[start:match.start()]
-        yield str(raws[int(match.group(1))])
+        yield raws[int(match.group(1))]
         start = match.end()
     yield text[start:]
 
@@ -225,7 +225,9 @@ class RecordWriter:
         in a temporary file (a sweep's cells can hold hundreds of megabytes of rows)."""
         # formatted whole first: a record json.dumps refuses leaves the document as it was
         # (a JSON string holds no raw line break: every one is json.dumps' indentation)
-        pieces = [text.replace("\n", "\n" + _RECORD_INDENT) for text in iter_json_text(record, indent=2)]
+        # (a piece without one, a RawJSON of megabytes say, is kept as it is: replace would copy it)
+        pieces = [text.replace("\n", "\n" + _RECORD_INDENT) if "\n" in text else text
+                  for text in iter_json_text(record, indent=2)]
         try:
             if self._spool is None:
                 import tempfile  # imported when used, as secrets is: neither is needed to start up
