@@ -26,6 +26,12 @@ _QUANTILES = np.array([0.5, 0.05, 0.95])
 _BELOW = 1e-12
 
 
+def _from_counts(trials: int, counts: npt.NDArray[np.int64], capped_at: int | None,
+                 moments: tuple[float, float] | None) -> Distribution:
+    """A pickled Monte Carlo distribution (:meth:`Distribution.__reduce__`)."""
+    return Distribution(counts / trials, trials, counts, capped_at, moments)
+
+
 @dataclass(frozen=True, slots=True)
 class Distribution:
     """A distribution over 0, 1, 2, ...: ``probabilities[k]`` = P(X = k).
@@ -47,6 +53,16 @@ class Distribution:
     counts: npt.NDArray[np.int64] | None = None
     capped_at: int | None = None
     moments: tuple[float, float] | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (for a worker process's result, say) without the probabilities when they are
+        the counts over the trials, as a Monte Carlo histogram's are: they are divided again on
+        loading, to the same bits, and the pickle is half the size."""
+        fields = (self.trials, self.counts, self.capped_at, self.moments)
+        if (self.counts is not None and self.trials and self.counts.shape == self.probabilities.shape
+                and np.array_equal(self.probabilities, self.counts / self.trials)):
+            return _from_counts, fields
+        return Distribution, (self.probabilities, *fields)
 
     @classmethod
     def from_counts(cls, counts: npt.NDArray[np.int64]) -> Distribution:

@@ -178,3 +178,30 @@ def test_one_task_batches_give_the_same_outcomes(method):
     code = _ONE_TASK_BATCHES.format(weapons=WEAPONS)
     r = subprocess.run([sys.executable, "-c", code, method.value], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def test_a_pickled_result_is_the_same_result_at_half_the_size():
+    """A worker process's result travels pickled: a Monte Carlo distribution without its
+    probabilities (divided again on loading, to the same bits), an exact one as it is."""
+    import pickle
+
+    from mathhammer.result import Distribution
+
+    counts = np.array([3, 0, 5, 1, 0, 2], dtype=np.int64)
+    for dist in (Distribution.from_counts(counts), Distribution.from_capped_counts(counts, 5, 11.0, 61.0),
+                 Distribution(probabilities=np.array([0.25, 0.75]), trials=None),
+                 Distribution(probabilities=np.array([0.5, 0.5]), trials=4, counts=np.array([1, 3]))):  # odd: kept
+        back = pickle.loads(pickle.dumps(dist))
+        assert back.probabilities.tobytes() == dist.probabilities.tobytes()
+        assert (back.trials, back.capped_at, back.moments) == (dist.trials, dist.capped_at, dist.moments)
+        assert (back.counts is None) == (dist.counts is None)
+        if dist.counts is not None:
+            np.testing.assert_array_equal(back.counts, dist.counts)
+    big = Distribution.from_counts(np.arange(1, 100_001, dtype=np.int64))
+    assert len(pickle.dumps(big)) < 0.6 * (big.counts.nbytes + big.probabilities.nbytes)
+    result = run_task(_tasks(Method.MONTE_CARLO, 1)[0])
+    assert isinstance(result, api.DamageResult)
+    back = pickle.loads(pickle.dumps(result))
+    assert back.damage.probabilities.tobytes() == result.damage.probabilities.tobytes()
+    assert {k: v.probabilities.tobytes() for k, v in back.stages.items()} == \
+        {k: v.probabilities.tobytes() for k, v in result.stages.items()}

@@ -40,11 +40,30 @@ class TextSink(Protocol):
     def flush(self) -> None: ...
 
 
-class RawJSON(str):
+class RawJSON:
     """JSON text to be written as it is (never quoted): :func:`json_text` splices it into the
-    text around it, :func:`flatten` writes it as its cell."""
+    text around it, :func:`flatten` writes it as its cell. It keeps the pieces it was made of
+    (a distribution's rows, a block at a time), written one by one and never joined, so text of
+    tens of megabytes is never held twice; ``str()`` joins them."""
 
-    __slots__ = ()
+    __slots__ = ("pieces",)
+
+    def __init__(self, *pieces: str) -> None:
+        self.pieces = pieces
+
+    def __str__(self) -> str:
+        return "".join(self.pieces)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RawJSON):
+            other = str(other)
+        return isinstance(other, str) and str(self) == other
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a str, but not hashable like one
+
+    def __repr__(self) -> str:
+        text = str(self)
+        return f"RawJSON({text if len(text) <= 60 else text[:57] + '...'!r})"
 
 
 #: JSON records kept in memory up to this many characters, the rest in a temporary file.
@@ -54,11 +73,11 @@ _RECORD_INDENT = " " * 4
 
 
 def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
-    """:func:`json_text` in pieces (each :class:`RawJSON` is a piece of its own, the very
-    object: never copied)."""
+    """:func:`json_text` in pieces (each :class:`RawJSON` gives its own pieces, never joined
+    nor copied)."""
     import secrets
 
-    raws: list[str] = []
+    raws: list[RawJSON] = []
     # a random tag, so that no string of the user's (a profile name, say) can pass for a placeholder
     tag = f"mathhammer-raw-{secrets.token_hex(16)}-"
     separators = (",", ":") if indent is None else (",", ": ")
@@ -66,12 +85,12 @@ def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
     start = 0
     for match in re.finditer(f'"{re.escape(tag)}([0-9]+)"', text) if raws else ():
         yield text[start:match.start()]
-        yield raws[int(match.group(1))]
+        yield from raws[int(match.group(1))].pieces
         start = match.end()
     yield text[start:]
 
 
-def _marked(obj: Any, raws: list[str], tag: str) -> Any:
+def _marked(obj: Any, raws: list[RawJSON], tag: str) -> Any:
     """``obj`` with each RawJSON put in ``raws`` and replaced by ``tag`` and its index. A
     module-level function, not a closure that calls itself: such a closure is a reference
     cycle, and it kept the raws (megabytes of rows each) alive until the next garbage
@@ -126,7 +145,7 @@ def flatten(record: Mapping[str, Any], columns: Sequence[str]) -> list[str]:
             value = value.get(part) if isinstance(value, Mapping) else None
         if value is None:
             cells.append("")
-        elif isinstance(value, str):
+        elif isinstance(value, (str, RawJSON)):
             cells.append(str(value))
         else:
             cells.append(json_text(value))
@@ -225,9 +244,7 @@ class RecordWriter:
         in a temporary file (a sweep's cells can hold hundreds of megabytes of rows)."""
         # formatted whole first: a record json.dumps refuses leaves the document as it was
         # (a JSON string holds no raw line break: every one is json.dumps' indentation)
-        # (a piece without one, a RawJSON of megabytes say, is kept as it is: replace would copy it)
-        pieces = [text.replace("\n", "\n" + _RECORD_INDENT) if "\n" in text else text
-                  for text in iter_json_text(record, indent=2)]
+        pieces = [text.replace("\n", "\n" + _RECORD_INDENT) for text in iter_json_text(record, indent=2)]
         try:
             if self._spool is None:
                 import tempfile  # imported when used, as secrets is: neither is needed to start up
