@@ -225,9 +225,9 @@ def test_two_threads_run_both_shares(monkeypatch: pytest.MonkeyPatch) -> None:
         overloads = real.overloads
         py_func = real.py_func
 
-        def __call__(self, *args: Any) -> None:
+        def __call__(self, *args: Any) -> int:
             seen.append((id(args[-2]), args[-1]))
-            real(*args)
+            return int(real(*args))
 
     montecarlo.run(_inputs(), trials=10, seed=1, threads=1)  # compiled before the spy stands in
     monkeypatch.setattr(kernel, "run_chunks", Spy())
@@ -251,7 +251,7 @@ def test_fetch_add_is_atomic_across_threads() -> None:
     @numba.njit(nogil=True)
     def take_many(counter: Any, n: int, hits: Any) -> None:
         for _ in range(n):
-            hits[fetch_add(counter, 1)] += 1
+            hits[fetch_add(counter, 0, 1)] += 1
 
     n = 2_000_000
     counter = np.zeros(1, dtype=np.int64)
@@ -297,16 +297,47 @@ def test_each_chunk_runs_once_whoever_claims_it() -> None:
     # replay the last call by hand: row 0 takes every chunk, then a late row 1 finds none left
     out = args[kernel._ARG_OUT_DAMAGE]
     before = out.copy()
-    claims = np.zeros(1, dtype=np.int64)
+    claims = np.zeros(2, dtype=np.int64)
     streams = args[kernel._ARG_STREAMS].copy()
     replay = list(args)
     replay[kernel._ARG_STREAMS] = streams
-    kernel.run_chunks(*replay, claims, 0)
-    assert claims[0] == n_chunks + 1
+    assert kernel.run_chunks(*replay, claims, 0) == n_chunks  # every chunk finished, and it says so
+    assert list(claims) == [n_chunks + 1, n_chunks]
     row1 = out[1].copy() if out.shape[0] > 1 else None
     added = out[0] - before[0]
-    kernel.run_chunks(*replay, claims, min(1, out.shape[0] - 1))
-    assert claims[0] == n_chunks + 2
+    assert kernel.run_chunks(*replay, claims, min(1, out.shape[0] - 1)) == n_chunks
+    assert list(claims) == [n_chunks + 2, n_chunks]
     assert np.array_equal(out[0] - before[0], added) and (row1 is None or np.array_equal(out[1], row1))
     assert int(added.sum()) == int(replay[9].sum())  # each chunk's batch of trials counted once
     assert np.array_equal(one.damage.counts, montecarlo.run(inputs, trials=50_000, seed=5, threads=2).damage.counts)
+
+
+def test_the_call_ends_when_every_chunk_is_done() -> None:
+    """The calling thread returns as soon as its share ends with every chunk finished, without
+    waiting for a share that has not reported; when chunks are left unfinished it waits, and
+    an error raised in another share is raised here."""
+    import threading
+
+    n_chunks = 4
+    args: list[Any] = [None] * 10
+    args[kernel._ARG_STREAMS] = np.zeros((n_chunks, 2), dtype=np.uint64)
+    release = threading.Event()
+    pool = kernel.Workers(1)
+
+    def all_done_here(*a: Any) -> int:
+        if a[-1] == 0:
+            return n_chunks  # the calling thread: every chunk finished
+        release.wait(10)  # the other share has not reported yet
+        return n_chunks
+
+    pool.run((*args, None), 2, all_done_here)  # returns although the other share is still held
+    assert not release.is_set()
+    release.set()
+
+    def one_left_and_it_fails(*a: Any) -> int:
+        if a[-1] == 0:
+            return n_chunks - 1  # a chunk is still running on the other thread
+        raise ZeroDivisionError("in the other share")
+
+    with pytest.raises(ZeroDivisionError, match="other share"):
+        pool.run((*args, None), 2, one_left_and_it_fails)

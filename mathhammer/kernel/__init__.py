@@ -165,7 +165,7 @@ def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None, k
     """
     n_chunks = args[_ARG_STREAMS].shape[0]
     workers = max(1, min(threads, n_chunks, args[_ARG_OUT_DAMAGE].shape[0]))
-    claims = np.zeros(1, dtype=np.int64)
+    claims = np.zeros(2, dtype=np.int64)  # (next chunk, chunks finished): .claim
     if workers == 1:
         kernel(*args, claims, 0)
         return
@@ -183,7 +183,10 @@ class Workers:
     Share w always goes to thread w, so two shares never wait for each other (a
     ThreadPoolExecutor may queue both on one thread while it thinks another is idle); the
     calling thread runs share 0 itself. A share is the kernel taking chunks until none is
-    left, so a thread that wakes late simply runs fewer of them.
+    left, so a thread that wakes late simply runs fewer of them, and when the calling thread's
+    share ends with every chunk finished (the kernel says so) it returns without waiting for
+    the others to report: handing the GIL over and waking up again cost 0.1-0.5 ms, as much as
+    the second core saves on a run of 1e5 trials.
     """
 
     def __init__(self, n: int) -> None:
@@ -205,11 +208,14 @@ class Workers:
 
     def run(self, args: tuple[Any, ...], workers: int, kernel: Any = run_chunks) -> None:
         """Shares 1 .. workers - 1 of ``kernel`` on the idle threads, share 0 here; returns when
-        all are done. ``args`` end with the call's ``claims`` counter; share w adds to row w."""
+        every chunk is done (a share that has not started yet will find none left and write
+        nothing). ``args`` end with the call's ``claims`` counters; share w adds to row w. An
+        error in a share is raised here (its chunk is never finished, so this waits for it)."""
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
         for w in range(1, workers):
             self._queues[w - 1].put((kernel, (*args, w), done))
-        kernel(*args, 0)
+        if kernel(*args, 0) >= args[_ARG_STREAMS].shape[0]:
+            return
         for _ in range(1, workers):
             error = done.get()
             if error is not None:
@@ -273,7 +279,7 @@ def _layout(a: object) -> object:
 
 def prepare_simulation(args: tuple[object, ...], *, live: bool = False, kernel: Any = run_chunks) -> None:
     """:func:`prepare` ``kernel`` (what :func:`simulate_chunks` will run) for ``args``."""
-    prepare(kernel, (*args, np.zeros(1, dtype=np.int64), 0), live=live)
+    prepare(kernel, (*args, np.zeros(2, dtype=np.int64), 0), live=live)
 
 
 def takes_queue_path(params: npt.NDArray[np.int64], rolls: npt.NDArray[np.int64], attacker: npt.NDArray[np.int64],

@@ -1046,8 +1046,11 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     buffers: uint64[slots, >= BUFFER]  scratch space for the random streams (the kernel allocates nothing)
     scratch: int64[slots, >= J + G + G J]  the general path's per-trial counts and per-pair fixed Damage
         (mathhammer.compile.scratch_width)
-    claims: int64[1]  the next chunk to hand out, 0 at the start of a call; shared by its threads
+    claims: int64[2]  (the next chunk to hand out, chunks finished), zeros at the start of a call;
+        shared by its threads (:mod:`.claim`)
     All outputs are zeroed by the caller before the first call and only added to.
+    Returns the chunks finished when this thread found none left to claim: all of them means
+    every other thread's writes are done and seen.
     """
     keep_stages = (params[0, 0, P_FLAGS] & F_STAGES) != 0
     # The fast path runs exactly when its joint tables were built (mathhammer.kernel.takes_fast_path
@@ -1057,9 +1060,9 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     single = stages.shape[0] == 1 and stages.shape[1] == 1 and unit[U_WOUNDS_LEFT] == 0
     fast = single and ((jchunk[0, J_HIT] > 0 and jchunk[0, J_WOUND] > 0) if keep_stages else jchunk[0, J_FINAL] > 0)
     while True:
-        c = fetch_add(claims, 1)
+        c = fetch_add(claims, 0, 1)
         if c >= streams.shape[0]:
-            break
+            return fetch_add(claims, 1, 0)
         if fast:
             _run_fast(stages[0, 0], rolls[0, 0], roll_maps[0, 0], roll_flags[0, 0], params[0, 0], groups, attacker,
                       streams[c], chunk_trials[c], out_damage[slot], out_models[slot], offsets, out_stages[slot],
@@ -1071,6 +1074,7 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
                        out_hazard[slot], out_hazard_models[slot], out_over[c], out_groups[slot], group_offsets,
                        out_weapons[slot], table, alias, jt, jown, jalias, jstart, jchunk, tmode, track, tbase, adv, tt,
                        ta, buffers[slot], scratch[slot])
+        fetch_add(claims, 1, 1)  # after every write of the chunk
 
 
 @jit
@@ -1085,9 +1089,9 @@ def run_queue_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit,
     n_weapons, n_groups = stages.shape[0], stages.shape[1]
     seen = n_groups + n_weapons + n_weapons * n_groups  # where scratch keeps the positions' counts
     while True:
-        c = fetch_add(claims, 1)
+        c = fetch_add(claims, 0, 1)
         if c >= streams.shape[0]:
-            break
+            return fetch_add(claims, 1, 0)
         st = streams[c]
         pos = np.int64(st[S_POS])
         s = st[S_COUNTER]
@@ -1100,3 +1104,4 @@ def run_queue_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit,
                             ta, buf, pos, s, scratch[slot, seen:])
         st[S_POS] = pos
         st[S_COUNTER] = s
+        fetch_add(claims, 1, 1)  # after every write of the chunk
