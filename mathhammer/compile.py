@@ -271,6 +271,7 @@ class _Pair:
     context: Context
     attacker: Unit | None
     unit_models: int  # models in the whole target unit (BLAST counts them all, A19)
+    sources: tuple[tuple[str, str, int], ...] = ()  # Matchup.sources
 
 
 def compile_matchup(m: Matchup) -> Compiled:
@@ -294,7 +295,8 @@ def compile_matchup(m: Matchup) -> Compiled:
         for target in order:
             shared = target if (target.toughness, target.keywords, target.stealth) == (toughness, keywords, stealth) \
                 else replace(target, toughness=toughness, keywords=keywords, stealth=stealth)
-            pair = _Pair(weapon=group.weapon, target=shared, context=ctx, attacker=m.attacker, unit_models=unit.models)
+            pair = _Pair(weapon=group.weapon, target=shared, context=ctx, attacker=m.attacker, unit_models=unit.models,
+                         sources=m.sources)
             _check(pair)
             row.append(_Compiler(pair).run())
         rows.append(tuple(row))
@@ -586,7 +588,7 @@ class _Compiler:
         w, t, ctx = m.weapon, m.target, m.context
         base = rules.wound_threshold(w.strength, t.toughness)
         n.rule("R-5.1", f"S{w.strength} vs T{t.toughness}: wounds on {base}+")
-        parts = {"--wound-mod": ctx.wound_mod}
+        parts = self._sources("wound_mod", ctx.wound_mod)
         if w.has(Ability.LANCE):
             if ctx.charged:
                 parts["LANCE (charged)"] = 1
@@ -668,8 +670,9 @@ class _Compiler:
             self.flags |= Flag.TORRENT
             self.stages[Stage.HIT] = [rules.SUCCESS] * PAIRS
             n.rule("R-1.6", "TORRENT: every attack hits automatically; no Hit roll, so no Critical Hits")
-            for opt, val in (("--reroll-hits", ctx.reroll_hits is not RerollPolicy.NONE), ("--hit-mod", ctx.hit_mod),
-                             ("--crit-hit", ctx.crit_hit != 6), ("--bs-improve", ctx.bs_improve)):
+            for opt, val in (("--reroll-hits", ctx.reroll_hits is not RerollPolicy.NONE),
+                             *self._sources("hit_mod", ctx.hit_mod).items(), ("--crit-hit", ctx.crit_hit != 6),
+                             *self._sources("bs_improve", ctx.bs_improve).items()):
                 if val:
                     n.warn(f"{opt} has no effect: TORRENT makes no Hit roll")
             if ctx.overwatch:
@@ -684,7 +687,7 @@ class _Compiler:
             change = "improved" if ctx.bs_improve > 0 else "worsened"
             n.rule("R-0.4", f"{label}{w.skill}+ {change} by {abs(ctx.bs_improve)} "
                    f"-> {label}{skill}+ (a characteristic change, not capped)")
-        parts: dict[str, int] = {"--hit-mod": ctx.hit_mod}
+        parts = self._sources("hit_mod", ctx.hit_mod)
         ranged = not ctx.melee
         if w.has(Ability.HEAVY):
             if ranged and ctx.stationary:
@@ -734,6 +737,16 @@ class _Compiler:
         self.info["hit"] = {"automatic": False, "skill": w.skill, "skill_applied": skill, "needed": _needed(out),
                             "critical_on": crit_on, "modifier": self.last_modifier, "reroll": policy.value,
                             "overwatch": ctx.overwatch}
+
+    def _sources(self, field: str, total: int) -> dict[str, int]:
+        """``total`` (the context's ``field``) by where it came from: the option's share
+        (``--wound-mod`` for ``wound_mod``) first, then each army rule, detachment rule or
+        stratagem that added to it (Matchup.sources), by name."""
+        named: dict[str, int] = {}
+        for f, source, value in self.m.sources:
+            if f == field:
+                named[source] = named.get(source, 0) + value
+        return {f"--{field.replace('_', '-')}": total - sum(named.values()), **named}
 
     def _modifier(self, roll: str, parts: dict[str, int]) -> int:
         """R-0.1/R-0.3: sum the requested modifiers, clamp to [-1, +1], report both."""

@@ -730,9 +730,15 @@ class Matchup:
     target: TargetUnit
     context: Context
     attacker: Unit | None
+    #: where the context's roll modifiers and characteristic changes came from, beyond the
+    #: options: (field, source, value), e.g. ("wound_mod", "A Tempting Trap", 1) from an army
+    #: rule, detachment rule or stratagem (mathhammer.effects); the rest of a field's value is
+    #: the option's. Explanations name each source.
+    sources: tuple[tuple[str, str, int], ...]
 
     def __init__(self, *, weapons: tuple[WeaponGroup, ...] = (), target: Target | TargetUnit,
-                 context: Context = Context(), attacker: Unit | None = None, weapon: Weapon | None = None) -> None:
+                 context: Context = Context(), attacker: Unit | None = None, weapon: Weapon | None = None,
+                 sources: tuple[tuple[str, str, int], ...] = ()) -> None:
         if weapon is not None:
             if weapons:
                 raise MatchupError("give weapon or weapons, not both", where="matchup", value=weapon.name)
@@ -745,6 +751,7 @@ class Matchup:
         object.__setattr__(self, "target", target)
         object.__setattr__(self, "context", context)
         object.__setattr__(self, "attacker", attacker)
+        object.__setattr__(self, "sources", tuple(sources))
 
     @property
     def weapon(self) -> Weapon:

@@ -275,6 +275,36 @@ def test_r5_4_a_tempting_trap() -> None:
                  hits * F(2, 3))
 
 
+def test_r5_4_the_modifier_is_named_after_its_source() -> None:
+    """The +1 of A Tempting Trap is shown as the stratagem's, not as ``--wound-mod`` (which
+    was not given); with ``--wound-mod 1`` too, both are listed and the clamp warning names both."""
+    gun = "A1 BS4+ S4 AP-6 D1"
+    args = ["shoot", gun, "-t", OPEN, "--detachment", "kauyon", "--round", "3", "--stratagem", "a tempting trap",
+            "--trap", "--exact", "-f", "json"]
+    r = cli(*args)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["thresholds"]["wound"]["modifier"] == {
+        "requested": 1, "applied": 1, "clamped": False, "parts": {"A Tempting Trap": 1}}
+    r = cli(*args, "--wound-mod", "1")
+    doc = json.loads(r.stdout)
+    assert doc["thresholds"]["wound"]["modifier"]["parts"] == {"--wound-mod": 1, "A Tempting Trap": 1}
+    assert any("--wound-mod +1, A Tempting Trap +1: requested +2, clamped to +1" in w for w in doc["warnings"])
+
+
+def test_r11_2_torrent_names_what_has_no_effect() -> None:
+    """A Guided TORRENT weapon makes no Hit roll: the warning names For the Greater Good's BS
+    change, and ``--bs-improve`` only when it was given."""
+    flamer = "A D6 BS- S4 AP0 D1 [TORRENT]"
+    r = cli("shoot", flamer, "-t", OPEN, "--guided", "--exact", "-f", "json")
+    warnings = json.loads(r.stdout)["warnings"]
+    assert any("For the Greater Good has no effect: TORRENT" in w for w in warnings), warnings
+    assert not any("--bs-improve" in w for w in warnings), warnings
+    r = cli("shoot", flamer, "-t", OPEN, "--guided", "--bs-improve", "1", "--exact", "-f", "json")
+    warnings = json.loads(r.stdout)["warnings"]
+    assert any("--bs-improve has no effect: TORRENT" in w for w in warnings), warnings
+    assert any("For the Greater Good has no effect: TORRENT" in w for w in warnings), warnings
+
+
 def test_r11_6_coordinate_to_engage() -> None:
     assert close(mean(GUN, detachment="kauyon", round=1, observer=True, stratagem="coordinate to engage"),
                  F(2, 3) * F(5, 6))

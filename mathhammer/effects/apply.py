@@ -101,7 +101,7 @@ class _State:
         stratagems = self._stratagems()
         for s in stratagems:  # the ones that set the scene first: Fire Overwatch sets the phase
             if any(k == "overwatch" for e in s.effects for k, _ in e.give):
-                self._give(s.effects[0], f"{s.name} ({s.cp} CP, {s.rule})")
+                self._give(s.effects[0], f"{s.name} ({s.cp} CP, {s.rule})", source=s.name)
         ctx = self.matchup.context
         if ctx.overwatch and not any(s.id == "fire-overwatch" for s in stratagems):
             self._use(self.cat.stratagem("fire overwatch"))
@@ -119,12 +119,12 @@ class _State:
         for rule in self.cat.rules:
             for e in rule.effects:
                 if self._holds(e.when):
-                    self._give(e, e.rule, name=f"{rule.name} ({e.rule})")
+                    self._give(e, e.rule, name=f"{rule.name} ({e.rule})", source=rule.name)
         if b.detachment is not None:
             d = self.cat.detachment(b.detachment)
             for e in d.effects:
                 if self._holds(e.when):
-                    self._give(e, f"{d.name} ({e.rule}, battle round {b.round})")
+                    self._give(e, f"{d.name} ({e.rule}, battle round {b.round})", source=d.rule_name)
         for s in stratagems:
             self._check(s)
             self._use(s)
@@ -133,7 +133,7 @@ class _State:
                 if any(k == "overwatch" for k, _ in e.give):
                     continue  # applied first
                 if i == 0 or self._holds(e.when):
-                    self._give(e, label)
+                    self._give(e, label, source=s.name)
 
     def unread(self) -> tuple[str, ...]:
         """A warning for each battle option given that no rule looked at (a typo or a
@@ -281,9 +281,10 @@ class _State:
         return True
 
     # -- changes --------------------------------------------------------------------------------
-    def _give(self, e: Effect, label: str, *, name: str | None = None) -> None:
+    def _give(self, e: Effect, label: str, *, name: str | None = None, source: str | None = None) -> None:
         """Apply ``e``; ``label`` starts its explain line, ``name`` (default: ``label``) names
-        it in an error."""
+        it in an error, ``source`` (default: ``label``) in the roll modifiers it adds to
+        (Matchup.sources)."""
         for key, value in e.give:
             if key == "abilities":
                 self._abilities(value, label)
@@ -313,7 +314,8 @@ class _State:
             except MatchupError as err:  # the option given plus the effect's change is out of range
                 raise MatchupError(f"{err.what}, once {name or label} adds its change", where=err.where,
                                    value=err.value, hint=err.hint) from None
-            m = _with(m, weapons=weapons)
+            named = tuple((key, source or label, value) for key, value in side_changes.items() if key in _NAMED)
+            m = _with(m, weapons=weapons, sources=(*m.sources, *named))
         if ctx is not self.matchup.context or m is not self.matchup:
             m = _with(m, context=ctx)
         self.matchup = m
@@ -348,6 +350,11 @@ class _State:
         return replace(w, abilities=(*kept, spec))
 
 
+#: The changes whose source the explanations name (Matchup.sources): added to a number the
+#: options set too.
+_NAMED = ("bs_improve", "ap_improve", "hit_mod", "wound_mod")
+
+
 def _changed(side: AttackerSide, changes: dict[str, Any]) -> AttackerSide:
     """``side`` with characteristic changes and modifiers added and a re-roll broadened."""
     values = {}
@@ -362,7 +369,8 @@ def _changed(side: AttackerSide, changes: dict[str, Any]) -> AttackerSide:
 
 
 def _with(m: Matchup, **changes: Any) -> Matchup:
-    fields = {"weapons": m.weapons, "target": m.target, "context": m.context, "attacker": m.attacker, **changes}
+    fields = {"weapons": m.weapons, "target": m.target, "context": m.context, "attacker": m.attacker,
+              "sources": m.sources, **changes}
     return Matchup(**fields)
 
 
