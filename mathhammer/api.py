@@ -343,8 +343,8 @@ def _matchup(found: Sequence[Any], attacker: Unit | None, target: Any,
     from .resolve import build_context
 
     models = options["firing_models"]
-    for r in found:
-        if r.count * models > MAX_ATTACKING_MODELS:
+    for r in found:  # a count of one leaves --models alone at fault: the context says so, naming it
+        if r.count > 1 and r.count * models > MAX_ATTACKING_MODELS:
             raise MatchupError(f"{r.count} x --models {models} = {r.count * models:,} models would fire "
                                f"{r.weapon.name!r}; at most {MAX_ATTACKING_MODELS:,}", where="weapon", value=r.text)
     per = [build_context(options, weapon=r.weapon, attacker=r.unit, target_unit=target.unit) for r in found]

@@ -35,6 +35,7 @@ from typing import IO, Any
 from .api import BATTLE, SITUATION
 from .choices import SortKey
 from .errors import InputError, MathhammerError
+from .limits import MAX_ATTACKING_MODELS
 from .model import Allocation, Context, FtggWording, Method
 from .render.records import stat_columns
 from .result import RowsHook
@@ -242,7 +243,7 @@ def _row(cells: list[str], columns: list[str], line: int, where: str, lib: Any) 
     if bool(weapon) == bool(unit):
         raise _cell_error(where, line, "weapon" if "weapon" in columns else "unit", weapon or unit or "",
                           "give a weapon or a unit" if not weapon else "give a weapon or a unit, not both")
-    models = cell.whole("models", lo=1) or 1
+    models = cell.whole("models", lo=1, hi=MAX_ATTACKING_MODELS) or 1
     points = cell.number("points")
     if unit:
         weapons, unit_points = _units(unit, lib, where, line)
@@ -336,7 +337,7 @@ class _Cells:
     def _error(self, column: str, what: str, hint: str = "") -> InputError:
         return _cell_error(self.where, self.line, column, self.given[column], what, hint)
 
-    def whole(self, column: str, *, lo: int | None) -> int | None:
+    def whole(self, column: str, *, lo: int | None, hi: int | None = None) -> int | None:
         text = self.given.get(column)
         if text is None:
             return None
@@ -345,6 +346,8 @@ class _Cells:
         value = int(text)
         if lo is not None and value < lo:
             raise self._error(column, f"must be at least {lo}")
+        if hi is not None and value > hi:
+            raise self._error(column, f"must be at most {hi:,}")
         return value
 
     def number(self, column: str) -> float | None:

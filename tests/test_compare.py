@@ -187,6 +187,8 @@ def test_a_stream_is_read_too(library):
     ("weapon,reroll_hits\nrailgun,sometimes\n",
      "Error: {f} row 2, column reroll_hits: not one of: none, ones, failed, non-crit, best (got 'sometimes')"),
     ("weapon,models\nrailgun,0\n", "Error: {f} row 2, column models: must be at least 1 (got '0')"),
+    ("weapon,models\nrailgun,2000\n", "Error: {f} row 2, column models: must be at most 1,000 (got '2000')"),
+    ("weapon,models\n2x railgun,600\n", "Error: {f} row 2, weapon: 2 x --models 600 = 1,200 models would fire"),
     ("name,weapon\nA,railgun\nA,crisis sunforge/fusion blaster\n",
      "Error: {f} row 3, column name: the same label as row 2 (got 'A')"),
     ("weapon,unit\nrailgun,hammerhead\n", "Error: {f} row 2, column weapon: give a weapon or a unit, not both "
