@@ -198,7 +198,7 @@ def run_many(tasks: Sequence[Task], *, jobs: int | None = None
         # the first run here loads (or compiles) the kernel, so the forked workers start with it
         first = run_task(tasks[others[0]], threads=1, cache=cache)
         yield others[0], first
-        yield from _in_processes(tasks, others[1:], jobs, batch=_batch_size([first]))
+        yield from _in_processes(tasks, others[1:], jobs, largest=_result_bytes(first))
     elif others:
         yield from _in_threads(tasks, others, jobs, cache)
 
@@ -218,20 +218,24 @@ def _in_threads(tasks: Sequence[Task], indices: list[int], jobs: int, cache: dic
                             lambda i: (pool.submit(run_task, tasks[i], threads=1, cache=cache), i))
 
 
-def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int, *, batch: int = 1
+def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int, *, largest: int | None = None
                   ) -> Iterator[tuple[int, Outcome]]:
-    """Batches of tasks in ``jobs`` worker processes, 2 x ``jobs`` batches at a time: the first
-    of ``batch`` tasks, each later one sized from the results of the last to arrive
-    (:func:`_batch_size`), so that memory stays bounded however large a result is."""
+    """Batches of tasks in ``jobs`` worker processes, 2 x ``jobs`` batches at a time, each sized
+    for the largest result seen so far (:func:`_batch_size`; ``largest``: its bytes, None for
+    none yet, and then a task a batch), so that memory stays bounded however large a result is."""
     import itertools
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     left = iter(indices)
-    size = [batch]
+    most = [largest]
 
     def next_batch() -> list[int] | None:
-        return list(itertools.islice(left, size[0])) or None
+        size = 1 if most[0] is None else _batch_size(most[0])
+        return list(itertools.islice(left, size)) or None
+
+    def seen(outcomes: list[Outcome]) -> None:
+        most[0] = max(most[0] or 0, *(_result_bytes(o) for o in outcomes))
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                initializer=_quiet_worker)
@@ -241,27 +245,26 @@ def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int, *, batch
 
         first = (next_batch() for _ in range(2 * jobs))
         pending = dict(submit(keys) for keys in first if keys is not None)
-        for keys, outcomes in _collect(pool, pending, iter(next_batch, None), submit):
-            size[0] = _batch_size(outcomes)
+        for keys, outcomes in _collect(pool, pending, iter(next_batch, None), submit, seen):
             yield from zip(keys, outcomes, strict=True)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _batch_size(outcomes: Sequence[Outcome]) -> int:
-    """Tasks per batch for results the size of the largest of ``outcomes`` (their arrays):
-    _PROCESS_BATCH, fewer when that many would take over _BATCH_BYTES, at least one."""
-    largest = max((_result_bytes(o) for o in outcomes), default=0)
-    return max(1, min(_PROCESS_BATCH, _BATCH_BYTES // max(1, largest)))
+def _batch_size(result_bytes: int) -> int:
+    """Tasks per batch for results of ``result_bytes`` each: _PROCESS_BATCH, fewer when that
+    many would take over _BATCH_BYTES, at least one."""
+    return max(1, min(_PROCESS_BATCH, _BATCH_BYTES // max(1, result_bytes)))
 
 
-def _result_bytes(outcome: Outcome) -> int:
-    """The bytes of a result's distributions (an error: none)."""
+def _result_bytes(outcome: object) -> int:
+    """The bytes of a result's distributions, its Monte Carlo check's too (an error: none)."""
     if not isinstance(outcome, DamageResult):
         return 0
     dists = [outcome.damage, outcome.models_destroyed, outcome.hazardous, outcome.hazard_models,
              *outcome.stages.values(), *(g.models_destroyed for g in outcome.groups)]
-    return sum(d.probabilities.nbytes + (0 if d.counts is None else d.counts.nbytes) for d in dists if d is not None)
+    own = sum(d.probabilities.nbytes + (0 if d.counts is None else d.counts.nbytes) for d in dists if d is not None)
+    return own + _result_bytes(outcome.provenance.get("monte_carlo"))
 
 
 def _can_fork() -> bool:
@@ -281,21 +284,24 @@ def _can_fork() -> bool:
             and threading.active_count() == 1)
 
 
-def _collect(pool: Executor, pending: dict[Future[Any], Any], rest: Iterator[Any],
-             submit: Any) -> Iterator[tuple[Any, Any]]:
+def _collect(pool: Executor, pending: dict[Future[Any], Any], rest: Iterator[Any], submit: Any,
+             seen: Any = None) -> Iterator[tuple[Any, Any]]:
     """Yield (key, future's result) as futures finish, submitting one more from ``rest`` for
     each one done (so that no more than the first lot is ever queued: an early stop leaves
-    little to cancel)."""
+    little to cancel); ``seen`` is shown each result before the next is taken from ``rest``."""
     try:
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 key = pending.pop(future)
+                result = future.result()
+                if seen is not None:
+                    seen(result)
                 following = next(rest, None)
                 if following is not None:
                     new, new_key = submit(following)
                     pending[new] = new_key
-                yield key, future.result()
+                yield key, result
     finally:
         for future in pending:
             future.cancel()

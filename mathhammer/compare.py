@@ -449,7 +449,8 @@ def record(done: Computed, rows: RowsHook | None = None) -> dict[str, Any]:
     ``shoot``'s JSON, damage and models destroyed per 100 points (None without points), the
     stratagems used (with their CP) and the run's warnings. ``rows`` builds each
     ``distribution`` (:meth:`~mathhammer.result.Distribution.to_dict`; the command line writes
-    them as JSON text, :func:`mathhammer.render.records.rows_json`)."""
+    them as JSON text, :func:`mathhammer.render.records.rows_json`, kept in blocks:
+    ``rows_pieces``)."""
     result = done.result
     prov = result.provenance
     # the blocks of DamageResult.to_dict (shoot's JSON), without its stage histograms: making

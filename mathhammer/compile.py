@@ -535,7 +535,8 @@ class _Compiler:
         ap = rules.improved_ap(w.ap, ctx.ap_improve)
         if ctx.ap_improve:
             change = "improved" if ctx.ap_improve > 0 else "worsened"
-            n.rule("R-7.4", f"AP{w.ap} {change} by {abs(ctx.ap_improve)} -> AP{ap}")
+            n.rule("R-7.4", f"AP{w.ap} {change} by {abs(ctx.ap_improve)}{self._from('ap_improve', ctx.ap_improve)}"
+                   f" -> AP{ap}")
         indirect = ctx.not_visible and w.has(Ability.INDIRECT_FIRE)
         wants_cover = (ctx.cover or indirect) and not ctx.melee
         if ctx.cover and ctx.melee:
@@ -685,8 +686,9 @@ class _Compiler:
         label = "WS" if ctx.melee else "BS"
         if ctx.bs_improve:
             change = "improved" if ctx.bs_improve > 0 else "worsened"
-            n.rule("R-0.4", f"{label}{w.skill}+ {change} by {abs(ctx.bs_improve)} "
-                   f"-> {label}{skill}+ (a characteristic change, not capped)")
+            n.rule("R-0.4", f"{label}{w.skill}+ {change} by {abs(ctx.bs_improve)}"
+                   f"{self._from('bs_improve', ctx.bs_improve)} -> {label}{skill}+ (a characteristic change, "
+                   "not capped)")
         parts = self._sources("hit_mod", ctx.hit_mod)
         ranged = not ctx.melee
         if w.has(Ability.HEAVY):
@@ -747,6 +749,12 @@ class _Compiler:
             if f == field:
                 named[source] = named.get(source, 0) + value
         return {f"--{field.replace('_', '-')}": total - sum(named.values()), **named}
+
+    def _from(self, field: str, total: int) -> str:
+        """Where a characteristic change came from, for its explain line: `` (--bs-improve +1,
+        For the Greater Good +1)``."""
+        parts = {k: v for k, v in self._sources(field, total).items() if v}
+        return " (" + ", ".join(f"{k} {v:+d}" for k, v in parts.items()) + ")"
 
     def _modifier(self, roll: str, parts: dict[str, int]) -> int:
         """R-0.1/R-0.3: sum the requested modifiers, clamp to [-1, +1], report both."""

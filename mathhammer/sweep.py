@@ -405,7 +405,8 @@ def record(plan: SweepPlan, cell: Cell, rows: RowsHook | None = None) -> dict[st
     was computed (``method``, ``trials``, the cell's ``seed`` and the ``sweep_seed``), and
     the ``damage``, ``models_destroyed`` and ``p_destroy_unit`` blocks of ``shoot``'s JSON.
     ``rows`` builds each ``distribution`` (:meth:`~mathhammer.result.Distribution.to_dict`; the
-    command line writes them as JSON text, :func:`mathhammer.render.records.rows_json`)."""
+    command line writes them as JSON text, :func:`mathhammer.render.records.rows_json`, kept
+    in blocks: ``rows_pieces``)."""
     r, grid = cell.result, plan.grid
     if r is None:
         raise ValueError("a cell without its result (Cell.without_result) has no record")

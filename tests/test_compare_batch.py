@@ -126,21 +126,28 @@ def test_no_fork_while_another_thread_runs(monkeypatch):
 
 def test_batch_size_follows_the_results_size(monkeypatch):
     """Worker processes get up to _PROCESS_BATCH tasks at a time, fewer when that many results
-    would take over _BATCH_BYTES (their arrays), never none; an error weighs nothing."""
-    from mathhammer import batch
+    would take over _BATCH_BYTES (their distributions' arrays, the Monte Carlo check's of
+    ``--method both`` too), never none; an error weighs nothing."""
+    from dataclasses import replace
 
-    result = run_task(_tasks(Method.EXACT, 1)[0])
-    assert isinstance(result, api.DamageResult)
-    size = batch._result_bytes(result)
-    arrays = result.damage.probabilities.nbytes + result.damage.counts.nbytes if result.damage.counts is not None \
-        else result.damage.probabilities.nbytes
-    assert size >= arrays + result.models_destroyed.probabilities.nbytes
-    assert batch._batch_size([result]) == batch._PROCESS_BATCH
-    monkeypatch.setattr(batch, "_BATCH_BYTES", 3 * size)
-    assert batch._batch_size([result]) == 3
-    monkeypatch.setattr(batch, "_BATCH_BYTES", size - 1)
-    assert batch._batch_size([result]) == 1
-    assert batch._batch_size([MathhammerError("x")]) == batch._PROCESS_BATCH
+    from mathhammer import batch
+    from mathhammer.result import Distribution
+
+    real = run_task(_tasks(Method.MONTE_CARLO, 1)[0])
+    assert isinstance(real, api.DamageResult)
+    # 100,000 damage values and 10 model counts, each an int64 count and a float64 probability
+    result = replace(real, damage=Distribution.from_counts(np.ones(100_000, dtype=np.int64)),
+                     models_destroyed=Distribution.from_counts(np.ones(10, dtype=np.int64)), stages={}, groups=(),
+                     hazardous=None, hazard_models=None, provenance={})
+    assert batch._result_bytes(result) == 16 * 100_010
+    both = replace(result, provenance={"monte_carlo": result})
+    assert batch._result_bytes(both) == 2 * 16 * 100_010
+    assert batch._result_bytes(MathhammerError("x")) == 0
+    assert batch._batch_size(0) == batch._PROCESS_BATCH == 8
+    monkeypatch.setattr(batch, "_BATCH_BYTES", 4_000_000)
+    assert batch._batch_size(16 * 100_010) == 2  # 4 MB // 1.6 MB
+    assert batch._batch_size(100_000) == 8  # 40 would fit: at most 8
+    assert batch._batch_size(7_000_000) == 1  # not even one fits: still one
 
 
 _ONE_TASK_BATCHES = """
@@ -159,7 +166,7 @@ assert batch._can_fork()
 batch._BATCH_BYTES = 1
 sizes = []
 real = batch._batch_size
-batch._batch_size = lambda outcomes: sizes.append(real(outcomes)) or sizes[-1]
+batch._batch_size = lambda result_bytes: sizes.append(real(result_bytes)) or sizes[-1]
 together = dict(run_many(tasks, jobs=2))
 assert sizes and set(sizes) == {{1}}, sizes  # the worker processes ran, a task at a time
 assert sorted(together) == list(range(12))

@@ -305,6 +305,16 @@ def test_r11_2_torrent_names_what_has_no_effect() -> None:
     assert any("For the Greater Good has no effect: TORRENT" in w for w in warnings), warnings
 
 
+def test_r0_4_a_characteristic_change_names_its_sources() -> None:
+    """The explain line of a BS or AP change names each part: the option's and the rule's."""
+    r = cli("shoot", "A2 BS4+ S5 AP-1 D1", "-t", OPEN, "--guided", "--bs-improve", "1", "--exact", "-f", "json")
+    assert ("R-0.4: BS4+ improved by 2 (--bs-improve +1, For the Greater Good +1) -> BS2+ (a characteristic change, "
+            "not capped)") in json.loads(r.stdout)["explain"]
+    r = cli("shoot", "A2 BS4+ S5 AP-1 D1", "-t", OPEN, "--detachment", "kauyon", "--round", "3", "--stratagem",
+            "point-blank ambush", "--range", "6", "--exact", "-f", "json")
+    assert "R-7.4: AP-1 improved by 1 (Point-blank Ambush +1) -> AP-2" in json.loads(r.stdout)["explain"]
+
+
 def test_r11_6_coordinate_to_engage() -> None:
     assert close(mean(GUN, detachment="kauyon", round=1, observer=True, stratagem="coordinate to engage"),
                  F(2, 3) * F(5, 6))

@@ -38,6 +38,7 @@ from mathhammer.render.records import (
     record,
     result_columns,
     rows_json,
+    rows_pieces,
     stat_columns,
 )
 from mathhammer.render.stream import RawJSON, RecordWriter, csv_field, flatten, json_text, open_records
@@ -95,8 +96,13 @@ def test_rows_json_is_the_dump_of_the_rows() -> None:
     for dist in cases:
         with np.errstate(all="ignore"):
             expected = _compact(dist.to_dict()["distribution"])
-            assert rows_json(dist) == expected
+            assert rows_json(dist) == expected and isinstance(rows_json(dist), str)
             assert rows_json(dist, block=1) == expected
+            for block in (1, 2, 4096):  # the command line's blocks: the same text, written piece by piece
+                pieces = rows_pieces(dist, block=block)
+                assert str(pieces) == expected
+                assert json_text({"d": pieces}) == json_text({"d": rows_json(dist)}) == '{"d":' + expected + "}"
+                assert flatten({"d": pieces}, ["d"]) == [expected]
 
 
 def test_json_text_splices_raw_json_and_keeps_look_alike_strings() -> None:

@@ -273,6 +273,23 @@ def test_reader_gone_part_way_is_a_quiet_exit_1(cmd: list[str]) -> None:
     assert first.startswith(b"Units")
 
 
+@pytest.mark.skipif(os.name != "posix", reason="stdout is left as it is elsewhere")
+@pytest.mark.parametrize("flags", [[], ["-u"]])
+def test_whole_writes_keep_what_stdout_was(flags: list[str]) -> None:
+    """The stdout that writes whole keeps the original's name, encoding, error handler, line
+    buffering, write-through and buffering (none under ``python -u``)."""
+    code = ("import sys\nfrom mathhammer.cli import _stdout_written_whole\n"
+            "def props():\n    o = sys.stdout\n"
+            "    return (o.name, o.encoding, o.errors, o.line_buffering, o.write_through,\n"
+            "            hasattr(o.buffer, 'raw'))\n"
+            "before = props()\n_stdout_written_whole()\n"
+            "assert type(getattr(sys.stdout.buffer, 'raw', sys.stdout.buffer)).__name__ == '_WholeWrites'\n"
+            "print(before == props(), before, props(), file=sys.stderr)")
+    r = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONIOENCODING": "latin-1:backslashreplace"})
+    assert r.returncode == 0 and r.stderr.startswith("True"), r.stderr
+
+
 # --- 6. encodings ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii"}, {"PYTHONIOENCODING": "latin-1"},

@@ -6,6 +6,7 @@ Ctrl-C before typer, rich and numpy are imported; the application is in :mod:`.r
 
 from __future__ import annotations
 
+import errno
 import gc
 import io
 import os
@@ -65,9 +66,10 @@ class _WholeWrites(io.RawIOBase):
     error, so the run ended with exit code 0. Here the rest is written in further calls, the
     next of which fails with EPIPE, which the command line reports (exit 1)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, name: Any) -> None:
         super().__init__()
         self._fd = fd
+        self.name = name  # sys.stdout.name: "<stdout>"
 
     def writable(self) -> bool:
         return True
@@ -82,14 +84,18 @@ class _WholeWrites(io.RawIOBase):
         view = memoryview(data).cast("B")
         done = 0
         while done < len(view):
-            done += os.write(self._fd, view[done:])
+            wrote = os.write(self._fd, view[done:])
+            if wrote == 0:  # never for a blocking descriptor; were it so, no loop for ever
+                raise OSError(errno.EIO, "stdout took no bytes")
+            done += wrote
         return done
 
 
 def _stdout_written_whole() -> None:
-    """Put :class:`_WholeWrites` under sys.stdout, with its encoding, error handler and line
-    buffering (on POSIX, where stdout writes newlines as they are; elsewhere, and when stdout
-    is not a plain file, it is left as it is)."""
+    """Put :class:`_WholeWrites` under sys.stdout, with its name, encoding, error handler, line
+    buffering, write-through and buffering (none with ``python -u``) (on POSIX, where stdout writes newlines as they
+    are; elsewhere, and when stdout is not a plain file, it is left as it is). It is not
+    seekable, even when redirected to a file: nothing here seeks in its output."""
     out = sys.stdout
     if os.name != "posix" or type(out) is not io.TextIOWrapper:
         return
@@ -98,8 +104,11 @@ def _stdout_written_whole() -> None:
         out.flush()
     except (OSError, ValueError):
         return
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WholeWrites(fd)), encoding=out.encoding, errors=out.errors,
-                                  newline="\n", line_buffering=out.line_buffering)
+    raw = _WholeWrites(fd, getattr(out, "name", fd))
+    buffered = isinstance(getattr(out, "buffer", None), io.BufferedWriter)  # python -u: no buffer
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw) if buffered else raw, encoding=out.encoding,
+                                  errors=out.errors, newline="\n", line_buffering=out.line_buffering,
+                                  write_through=out.write_through)
 
 
 def main() -> None:

@@ -72,7 +72,7 @@ def compare(
 ) -> None:
     """Which of these loadouts does most to each target? Rows of a CSV file, ranked per target."""
     from ..compare import Comparison, Failed, record
-    from ..render.records import rows_json
+    from ..render.records import rows_pieces
 
     if file is None and not roster:  # a missing argument: a usage error, as click reports its own
         raise typer.BadParameter("give a CSV file, or --roster to rank the units of a roster", param_hint="FILE")
@@ -92,7 +92,7 @@ def compare(
             if isinstance(done, Failed):
                 report(done.error)
                 continue
-            rec = record(done, rows_json)  # each distribution as its JSON text, not a dict per row
+            rec = record(done, rows_pieces)  # each distribution as its JSON text (blocks), not a dict per row
             if keep:
                 records.append(rec)
             write(rec)

@@ -83,7 +83,7 @@ def _situation(values: dict[str, Any]) -> dict[str, Any]:
 def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
     """Run the cells (a progress bar on a terminal), streaming records for json, ndjson and
     csv; the cells, in grid order."""
-    from ..render.records import rows_json
+    from ..render.records import rows_pieces
     from ..sweep import COLUMNS, SCHEMA, iter_cells, record
 
     cells = []
@@ -96,7 +96,7 @@ def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
         with open_output(fmt, schema=SCHEMA, columns=COLUMNS) as out:
             for cell in iter_cells(plan, jobs=jobs):
                 advance()
-                out.write(record(plan, cell, rows_json))  # each distribution as its JSON text
+                out.write(record(plan, cell, rows_pieces))  # each distribution as its JSON text (blocks)
                 cells.append(cell.without_result())  # written: its distributions are not kept
     return cells
 

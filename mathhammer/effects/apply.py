@@ -294,7 +294,7 @@ class _State:
         for key, value in e.give:
             if key == "abilities":
                 continue
-            if key in ("bs_improve", "ap_improve", "hit_mod", "wound_mod"):
+            if key in _NAMED:
                 side_changes[key] = value
             elif key == "reroll_hits":
                 side_changes[key] = RerollPolicy(value)
@@ -350,8 +350,8 @@ class _State:
         return replace(w, abilities=(*kept, spec))
 
 
-#: The changes whose source the explanations name (Matchup.sources): added to a number the
-#: options set too.
+#: The changes added to a number the options set too, whose source the explanations name
+#: (Matchup.sources).
 _NAMED = ("bs_improve", "ap_improve", "hit_mod", "wound_mod")
 
 

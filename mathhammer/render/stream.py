@@ -9,8 +9,8 @@ writes one document ``{"schema": ..., "writer": ..., "records": [...]}`` at the 
 the stream whole: Ctrl-C is held back while it is written (:func:`whole_record`), so an
 interrupted run leaves valid NDJSON / CSV behind (every line a complete record).
 
-A value may be a :class:`RawJSON`: JSON text already formatted (a distribution's rows, written
-from numpy a block at a time), spliced in as it is.
+A value may be a :class:`RawJSON` or :class:`JSONPieces`: JSON text already formatted (a
+distribution's rows, written from numpy a block at a time), spliced in as it is.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from ..errors import InputError, MathhammerError
 from . import OutputFormat
 from .ascii import can_encode
 
-__all__ = ["RawJSON", "RecordWriter", "TextSink", "csv_field", "flatten", "iter_json_text", "json_escape", "json_text",
-           "open_records", "whole_record"]
+__all__ = ["JSONPieces", "RawJSON", "RecordWriter", "TextSink", "csv_field", "flatten", "iter_json_text", "json_escape",
+           "json_text", "open_records", "whole_record"]
 
 
 class TextSink(Protocol):
@@ -40,30 +40,28 @@ class TextSink(Protocol):
     def flush(self) -> None: ...
 
 
-class RawJSON:
+class RawJSON(str):
     """JSON text to be written as it is (never quoted): :func:`json_text` splices it into the
-    text around it, :func:`flatten` writes it as its cell. It keeps the pieces it was made of
-    (a distribution's rows, a block at a time), written one by one and never joined, so text of
-    tens of megabytes is never held twice; ``str()`` joins them."""
+    text around it, :func:`flatten` writes it as its cell."""
+
+    __slots__ = ()
+
+
+class JSONPieces:
+    """JSON text kept as the pieces it was formatted in (a distribution's rows, a block at a
+    time), written like a :class:`RawJSON` but piece by piece and never joined, so text of tens
+    of megabytes is never held twice (what the command line writes); ``str()`` joins them."""
 
     __slots__ = ("pieces",)
 
-    def __init__(self, *pieces: str) -> None:
-        self.pieces = pieces
+    def __init__(self, pieces: Sequence[str]) -> None:
+        self.pieces = tuple(pieces)
 
     def __str__(self) -> str:
         return "".join(self.pieces)
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, RawJSON):
-            other = str(other)
-        return isinstance(other, str) and str(self) == other
-
-    __hash__ = None  # type: ignore[assignment]  # equal to a str, but not hashable like one
-
     def __repr__(self) -> str:
-        text = str(self)
-        return f"RawJSON({text if len(text) <= 60 else text[:57] + '...'!r})"
+        return f"JSONPieces({len(self.pieces)} pieces)"
 
 
 #: JSON records kept in memory up to this many characters, the rest in a temporary file.
@@ -73,11 +71,11 @@ _RECORD_INDENT = " " * 4
 
 
 def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
-    """:func:`json_text` in pieces (each :class:`RawJSON` gives its own pieces, never joined
-    nor copied)."""
+    """:func:`json_text` in pieces (a :class:`RawJSON` is a piece of its own, the very object;
+    a :class:`JSONPieces` gives its pieces: neither is copied)."""
     import secrets
 
-    raws: list[RawJSON] = []
+    raws: list[RawJSON | JSONPieces] = []
     # a random tag, so that no string of the user's (a profile name, say) can pass for a placeholder
     tag = f"mathhammer-raw-{secrets.token_hex(16)}-"
     separators = (",", ":") if indent is None else (",", ": ")
@@ -85,17 +83,21 @@ def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
     start = 0
     for match in re.finditer(f'"{re.escape(tag)}([0-9]+)"', text) if raws else ():
         yield text[start:match.start()]
-        yield from raws[int(match.group(1))].pieces
+        raw = raws[int(match.group(1))]
+        if isinstance(raw, JSONPieces):
+            yield from raw.pieces
+        else:
+            yield raw
         start = match.end()
     yield text[start:]
 
 
-def _marked(obj: Any, raws: list[RawJSON], tag: str) -> Any:
+def _marked(obj: Any, raws: list[RawJSON | JSONPieces], tag: str) -> Any:
     """``obj`` with each RawJSON put in ``raws`` and replaced by ``tag`` and its index. A
     module-level function, not a closure that calls itself: such a closure is a reference
     cycle, and it kept the raws (megabytes of rows each) alive until the next garbage
     collection, which the command line makes rare."""
-    if isinstance(obj, RawJSON):
+    if isinstance(obj, (RawJSON, JSONPieces)):
         raws.append(obj)
         return f"{tag}{len(raws) - 1}"
     if isinstance(obj, Mapping):
@@ -145,7 +147,7 @@ def flatten(record: Mapping[str, Any], columns: Sequence[str]) -> list[str]:
             value = value.get(part) if isinstance(value, Mapping) else None
         if value is None:
             cells.append("")
-        elif isinstance(value, (str, RawJSON)):
+        elif isinstance(value, (str, JSONPieces)):
             cells.append(str(value))
         else:
             cells.append(json_text(value))
@@ -244,7 +246,9 @@ class RecordWriter:
         in a temporary file (a sweep's cells can hold hundreds of megabytes of rows)."""
         # formatted whole first: a record json.dumps refuses leaves the document as it was
         # (a JSON string holds no raw line break: every one is json.dumps' indentation)
-        pieces = [text.replace("\n", "\n" + _RECORD_INDENT) for text in iter_json_text(record, indent=2)]
+        # (a piece without one is kept as it is: replace would copy a RawJSON of megabytes)
+        pieces = [text.replace("\n", "\n" + _RECORD_INDENT) if "\n" in text else text
+                  for text in iter_json_text(record, indent=2)]
         try:
             if self._spool is None:
                 import tempfile  # imported when used, as secrets is: neither is needed to start up
