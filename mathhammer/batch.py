@@ -235,7 +235,7 @@ def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int, *, large
         return list(itertools.islice(left, size)) or None
 
     def seen(outcomes: list[Outcome]) -> None:
-        most[0] = max(most[0] or 0, *(_result_bytes(o) for o in outcomes))
+        most[0] = max([most[0] or 0, *(_result_bytes(o) for o in outcomes)])
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                initializer=_quiet_worker)
