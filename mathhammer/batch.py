@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -285,7 +285,7 @@ def _can_fork() -> bool:
 
 
 def _collect(pool: Executor, pending: dict[Future[Any], Any], rest: Iterator[Any], submit: Any,
-             seen: Any = None) -> Iterator[tuple[Any, Any]]:
+             seen: Callable[[Any], None] | None = None) -> Iterator[tuple[Any, Any]]:
     """Yield (key, future's result) as futures finish, submitting one more from ``rest`` for
     each one done (so that no more than the first lot is ever queued: an early stop leaves
     little to cancel); ``seen`` is shown each result before the next is taken from ``rest``."""

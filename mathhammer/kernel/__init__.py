@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from . import _cache, _progress
 from .binomial import KINDS, tables
+from .claim import new_claims
 from .joint import JointTables, joint_tables
 from .rng import BUFFER, N_STREAM, S_COUNTER, S_POS
 from .simulate import N_STAGES, run_chunks, run_queue_chunks
@@ -165,7 +166,7 @@ def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None, k
     """
     n_chunks = args[_ARG_STREAMS].shape[0]
     workers = max(1, min(threads, n_chunks, args[_ARG_OUT_DAMAGE].shape[0]))
-    claims = np.zeros(2, dtype=np.int64)  # (next chunk, chunks finished): .claim
+    claims = new_claims()
     if workers == 1:
         kernel(*args, claims, 0)
         return
@@ -279,7 +280,7 @@ def _layout(a: object) -> object:
 
 def prepare_simulation(args: tuple[object, ...], *, live: bool = False, kernel: Any = run_chunks) -> None:
     """:func:`prepare` ``kernel`` (what :func:`simulate_chunks` will run) for ``args``."""
-    prepare(kernel, (*args, np.zeros(2, dtype=np.int64), 0), live=live)
+    prepare(kernel, (*args, new_claims(), 0), live=live)
 
 
 def takes_queue_path(params: npt.NDArray[np.int64], rolls: npt.NDArray[np.int64], attacker: npt.NDArray[np.int64],

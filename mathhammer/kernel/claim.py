@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -47,3 +49,8 @@ def _fetch_add(typingctx: Any, counter: Any, index: Any, amount: Any) -> Any:
 #: Called from kernels as ``fetch_add(counter, index, amount)`` (typed Any: the type checker would read
 #: the typing function's signature, which takes the typing context first).
 fetch_add: Any = _fetch_add
+
+
+def new_claims() -> npt.NDArray[np.int64]:
+    """The counters of one kernel call: (the next chunk to hand out, chunks finished)."""
+    return np.zeros(2, dtype=np.int64)

@@ -93,7 +93,7 @@ def iter_json_text(value: Any, *, indent: int | None = None) -> Iterator[str]:
 
 
 def _marked(obj: Any, raws: list[RawJSON | JSONPieces], tag: str) -> Any:
-    """``obj`` with each RawJSON put in ``raws`` and replaced by ``tag`` and its index. A
+    """``obj`` with each RawJSON or JSONPieces put in ``raws`` and replaced by ``tag`` and its index. A
     module-level function, not a closure that calls itself: such a closure is a reference
     cycle, and it kept the raws (megabytes of rows each) alive until the next garbage
     collection, which the command line makes rare."""
@@ -244,9 +244,9 @@ class RecordWriter:
         """A record of the JSON document, formatted now as it will stand in the document (at
         the depth of the ``records`` list) and kept as text: in memory up to _SPOOL_BYTES, then
         in a temporary file (a sweep's cells can hold hundreds of megabytes of rows)."""
-        # formatted whole first: a record json.dumps refuses leaves the document as it was
-        # (a JSON string holds no raw line break: every one is json.dumps' indentation)
-        # (a piece without one is kept as it is: replace would copy a RawJSON of megabytes)
+        # formatted whole first: a record json.dumps refuses leaves the document as it was. Every
+        # line break is json.dumps' indentation (a JSON string holds none); a piece without one is
+        # kept as it is (replace would copy a RawJSON of megabytes)
         pieces = [text.replace("\n", "\n" + _RECORD_INDENT) if "\n" in text else text
                   for text in iter_json_text(record, indent=2)]
         try:
