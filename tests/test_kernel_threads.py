@@ -219,18 +219,18 @@ def test_two_threads_run_both_shares(monkeypatch: pytest.MonkeyPatch) -> None:
     """A long enough run on two threads hands shares to both (rows 0 and 1), with one
     ``claims`` counter per call that both share."""
     seen: list[tuple[Any, int]] = []
-    real = kernel.run_chunks
+    real_prepare = kernel.prepare_simulation
 
-    class Spy:
-        overloads = real.overloads
-        py_func = real.py_func
+    def prepare(*args: Any, **kw: Any) -> Any:
+        real = real_prepare(*args, **kw)  # the native kernel or numba's: the same calls
 
-        def __call__(self, *args: Any) -> int:
+        def spy(*args: Any) -> int:
             seen.append((args[-2], args[-1]))  # the call's counters (kept alive) and the share's row
             return int(real(*args))
 
-    montecarlo.run(_inputs(), trials=10, seed=1, threads=1)  # compiled before the spy stands in
-    monkeypatch.setattr(kernel, "run_chunks", Spy())
+        return spy
+
+    monkeypatch.setattr(kernel, "prepare_simulation", prepare)
     montecarlo.run(_inputs(), trials=200_000, seed=1, threads=2)
     # the call may end before the other thread starts its share (it finds no chunk left): a share
     # that waits for it, queued behind it on that thread, makes sure it has been seen

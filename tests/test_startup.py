@@ -88,7 +88,7 @@ _PROBE = """
         config = sys.modules.get("numba.core.config")
         return {{"hook": _startup.installed(),
                 "stub": entry is not None and entry.init_all is _startup._no_extensions,
-                "loaded": sorted(m for m in ("numba", "scipy.linalg", "cffi", "numba.np.arraymath")
+                "loaded": sorted(m for m in ("numba", "llvmlite", "scipy.linalg", "cffi", "numba.np.arraymath")
                                  if sys.modules.get(m) is not None),
                 "yaml_for_numba": getattr(config, "_HAVE_YAML", None),
                 "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}}
@@ -116,9 +116,27 @@ def _probe(args: list[str], cwd: Path, env: dict[str, str | None] | None = None,
     return json.loads(lines[0][len("PROBE "):]), r
 
 
+#: numba's cache alone (no native kernel): what the trims are for.
+NUMBA_ONLY = {"MATHHAMMER_NATIVE_KERNELS": "0"}
+
+
+def test_warm_run_loads_the_native_kernel_without_numba(tmp_path: Path) -> None:
+    """Item 4: once a run has kept the kernel's machine code, a run neither imports numba nor
+    compiles, ends through os._exit, and prints what numba's kernel prints."""
+    _run([*PY, *MC], tmp_path)  # keeps the native kernel (loaded or compiled by numba)
+    found, r = _probe(MC, tmp_path)
+    assert found["os._exit"] == 0, r.stderr
+    loaded = set(found["loaded"])
+    assert "numba" not in loaded and "llvmlite" in loaded, r.stderr
+    assert [line for line in _unexpected(r.stderr) if not line.startswith("PROBE ")] == [], r.stderr
+    by_numba, r2 = _probe(MC, tmp_path, NUMBA_ONLY)
+    assert "numba" in set(by_numba["loaded"]), r2.stderr
+    assert _without_timings(json.loads(r.stdout)) == _without_timings(json.loads(r2.stdout))
+
+
 def test_monte_carlo_run_is_trimmed_and_ends_through_os_exit(tmp_path: Path) -> None:
-    _run([*PY, *MC], tmp_path)  # warm numba's cache: the probed run must load, not compile
-    found, r = _probe(MC, tmp_path, {"OPENBLAS_NUM_THREADS": None})
+    _run([*PY, *MC], tmp_path, NUMBA_ONLY)  # warm numba's cache: the probed run must load, not compile
+    found, r = _probe(MC, tmp_path, {"OPENBLAS_NUM_THREADS": None, **NUMBA_ONLY})
     assert found["os._exit"] == 0, r.stderr  # numba loaded: no slow interpreter teardown
     assert found["hook"] and found["stub"]  # numba's entry points (importlib.metadata) skipped
     json.loads(r.stdout)
@@ -151,7 +169,7 @@ def test_users_openblas_thread_setting_is_kept(tmp_path: Path) -> None:
 def test_numba_config_file_still_read_by_the_command_line(tmp_path: Path) -> None:
     """yaml is hidden from numba only when there is no numba config file to read."""
     (tmp_path / ".numba_config.yaml").write_text("# nothing set\n", encoding="utf-8")
-    found, r = _probe(MC, tmp_path)
+    found, r = _probe(MC, tmp_path, NUMBA_ONLY)
     assert found["os._exit"] == 0, r.stderr
     assert found["yaml_for_numba"] is True
 
@@ -164,6 +182,7 @@ def test_library_process_is_left_alone(tmp_path: Path) -> None:
     r = _python("""
         import os, sys
         import mathhammer.kernel
+        import numba  # a native kernel may serve the run: numba as a library user imports it
         from typer.testing import CliRunner
         from mathhammer.cli import app, _startup
         res = CliRunner().invoke(app, ["shoot", "railgun", "-t", "knight", "--trials", "1000", "-f", "json"])

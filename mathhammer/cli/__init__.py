@@ -115,7 +115,8 @@ def main() -> None:
     """Console-script entry point (and ``python -m mathhammer``).
 
     Once numba is loaded, interpreter teardown (garbage-collecting numba's and LLVM's object
-    graphs) costs 0.1-0.3 s; output is flushed and the process ends at once instead.
+    graphs) costs 0.1-0.3 s; output is flushed and the process ends at once instead (also
+    when only llvmlite is, holding a native kernel: nothing of it needs tearing down).
     """
     _collect_less()
     _take_over_ctrl_c()
@@ -133,7 +134,7 @@ def main() -> None:
     except KeyboardInterrupt:  # SIGINT was ignored when we started, or raised by the engine
         _say_interrupted()
         code = _INTERRUPTED
-    if "numba" in sys.modules:
+    if "numba" in sys.modules or "llvmlite" in sys.modules:  # a kernel ran: its machine code stays
         os._exit(code)
     sys.exit(code)
 

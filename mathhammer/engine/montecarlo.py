@@ -191,8 +191,7 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
             group_offsets, out_weapons, *tables, *track, _rows(slots, kernel.BUFFER, np.uint64), scratch)
     # jchunk is the last of the joint tables; the queue's mode and start the first and third of its tables
     queue = kernel.takes_queue_path(params, u.rolls, attacker, tables[-1], track[0], track[2], scratch)
-    runs = kernel.run_queue_chunks if queue else kernel.run_chunks
-    kernel.prepare_simulation(args, live=_LIVE.get(), kernel=runs)
+    runs = kernel.prepare_simulation(args, live=_LIVE.get(), kernel="run_queue_chunks" if queue else "run_chunks")
     seconds = _run_batches(args, sizes, batch, slots, runs)
     damage, models, stage_counts, hazard, hazard_models, group_counts, weapon_sums = (
         rows[:, :w].sum(axis=0) for rows, w in zip((out_damage, out_models, out_stages, out_hazard, out_hazard_models,

@@ -1,33 +1,48 @@
-"""The numba kernels: the only package that imports numba.
+"""The simulation kernels: the only package that imports numba, and only to compile them.
 
 Kernels know nothing of rules: they compare dice against the tables that
-:mod:`mathhammer.compile` prepared (layout in :mod:`mathhammer.codes`).
+:mod:`mathhammer.compile` prepared (layout in :mod:`mathhammer.codes`). A run asks
+:func:`prepare_simulation` for the kernel it needs: machine code kept from an earlier process
+(:mod:`.native`, loaded without numba), else numba's (from numba's cache, or compiled).
+``run_chunks`` and ``run_queue_chunks`` here are numba's dispatchers (importing numba).
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
-from . import _cache, _progress
+from . import _progress, native
 from .binomial import KINDS, tables
-from .claim import new_claims
 from .joint import JointTables, joint_tables
-from .rng import BUFFER, N_STREAM, S_COUNTER, S_POS
-from .simulate import N_STAGES, run_chunks, run_queue_chunks
+from .shapes import BUFFER, N_STAGES, N_STREAM, S_COUNTER, S_POS, layout_of, new_claims
 from .transition import no_tables, track_tables
 
-__all__ = ["BUFFER", "N_STAGES", "cache_path", "joint_tables_for", "max_threads", "new_streams", "prepare",
-           "prepare_simulation", "run_chunks", "run_queue_chunks", "simulate_chunks", "simulation_tables", "tables",
-           "takes_fast_path", "takes_queue_path", "no_tables", "track_tables", "Workers", "worker_pool"]
+__all__ = ["BUFFER", "KERNELS", "N_STAGES", "cache_path", "joint_tables_for", "layout_of", "max_threads",
+           "new_streams", "prepare", "prepare_simulation", "run_chunks", "run_queue_chunks", "simulate_chunks",
+           "simulation_tables", "tables", "takes_fast_path", "takes_queue_path", "no_tables", "track_tables",
+           "Workers", "worker_pool"]
+
+#: The kernels a run can ask :func:`prepare_simulation` for, by name (functions of :mod:`.simulate`).
+KERNELS = ("run_chunks", "run_queue_chunks")
+
+
+def __getattr__(name: str) -> Any:
+    """``run_chunks`` and ``run_queue_chunks``: numba's dispatchers, imported on first use."""
+    if name in KERNELS:
+        from . import simulate
+
+        return getattr(simulate, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Rows, parameters and flags of mathhammer.codes (kept free of it, as simulate.py is).
 _SUSTAINED = 1
@@ -135,9 +150,20 @@ def joint_tables_for(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64],
 
 
 def max_threads() -> int:
-    """Threads the kernel may use on this machine (numba's count of cores, NUMBA_NUM_THREADS)."""
-    config: Any = numba.config  # its settings are set dynamically: invisible to mypy
-    return int(config.NUMBA_NUM_THREADS)
+    """Threads the kernel may use on this machine: ``NUMBA_NUM_THREADS`` when set to a whole
+    number of at least 1, else the cores this process may run on (numba's own rule, read here
+    without importing numba)."""
+    given = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if given:
+        try:
+            if int(given) >= 1:
+                return int(given)
+        except ValueError:
+            pass
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return max(1, len(affinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def new_streams(seeds: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
@@ -153,9 +179,9 @@ def new_streams(seeds: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
 _ARG_STREAMS, _ARG_OUT_DAMAGE = 8, 10
 
 
-def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None, kernel: Any = run_chunks) -> None:
-    """Run ``kernel`` (:func:`run_chunks`, or :func:`run_queue_chunks` where
-    :func:`takes_queue_path`) on ``args`` (its arguments up to ``claims``) for every chunk, on
+def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None, kernel: Any = None) -> None:
+    """Run ``kernel`` (what :func:`prepare_simulation` returned; None: numba's :func:`run_chunks`)
+    on ``args`` (its arguments up to ``claims``) for every chunk, on
     ``threads`` threads: thread w takes the next unrun chunk until none is left (:mod:`.claim`),
     adding to histogram row w.
 
@@ -164,6 +190,8 @@ def simulate_chunks(*args: Any, threads: int = 1, pool: Workers | None = None, k
     ``threads`` is capped by the number of chunks and of histogram rows. ``pool`` is the
     :func:`worker_pool` of the run (the process's workers when not given).
     """
+    if kernel is None:
+        from .simulate import run_chunks as kernel
     n_chunks = args[_ARG_STREAMS].shape[0]
     workers = max(1, min(threads, n_chunks, args[_ARG_OUT_DAMAGE].shape[0]))
     claims = new_claims()
@@ -207,7 +235,7 @@ class Workers:
             else:
                 done.put(None)
 
-    def run(self, args: tuple[Any, ...], workers: int, kernel: Any = run_chunks) -> None:
+    def run(self, args: tuple[Any, ...], workers: int, kernel: Any) -> None:
         """Shares 1 .. workers - 1 of ``kernel`` on the idle threads, share 0 here; returns when
         every chunk is done (a share that has not started yet will find none left and write
         nothing). ``args`` end with the call's ``claims`` counters; share w adds to row w. An
@@ -245,42 +273,77 @@ def worker_pool(threads: int) -> Iterator[Workers | None]:
     yield pool
 
 
-def prepare(kernel: Any, args: tuple[object, ...], *, live: bool = False) -> None:
-    """Load ``kernel``'s machine code for these arguments from numba's cache, or compile it.
+def prepare(kernel: Any, args: tuple[object, ...], *, live: bool = False) -> Callable[..., Any]:
+    """The machine code of ``kernel`` for these arguments, ready to call: for a kernel's name
+    (:data:`KERNELS`), from the native cache (:mod:`.native`) when it holds it, else numba's
+    dispatcher, loaded from numba's cache or compiled (and then kept in the native cache for
+    later processes); for a numba dispatcher, that dispatcher, loaded or compiled.
 
     Prints one line on stderr before a compile (with ``live`` and a terminal, it counts the
     seconds until the compile ends), and one note when the cache location was unusable or a
     cache file was damaged (which is removed and compiled again).
     """
-    quick = tuple(_layout(a) for a in args)
-    ready = _READY.setdefault(kernel, set())
-    if quick in ready:  # numba.typeof of every argument costs about 0.4 ms a run
-        return
-    sig = tuple(numba.typeof(a) for a in args)
-    if sig in kernel.overloads:
-        ready.add(quick)
-        return
-    enabled = _cache.cache_path(kernel) is not None
-    announce = ("compiling kernels (first run only)…" if enabled
-                else "compiling kernels (no cache: every run)…")
-    _cache.load_or_compile(kernel, sig, announce, status=_progress.elapsed if live else _progress.plain)
+    layout = layout_of(args)
+    if not isinstance(kernel, str):
+        _load_or_compile(kernel, args, layout, live)
+        return kernel
+    found = _NAMED.get((kernel, layout))
+    if found is not None:
+        return found
+    if kernel not in KERNELS:
+        raise ValueError(f"no kernel named {kernel!r} (known: {', '.join(KERNELS)})")
+    with _NAMED_LOCK:
+        found = _NAMED.get((kernel, layout)) or native.load(kernel, layout)
+        if found is None:
+            from . import _cache, simulate
+
+            found = getattr(simulate, kernel)
+            _load_or_compile(found, args, layout, live)
+            kept = _cache.object_code(found, _signature(args))
+            if kept is not None:
+                native.save(kernel, layout, *kept)
+        _NAMED[(kernel, layout)] = found
+    return found
 
 
-#: The argument layouts (see _layout) each kernel has machine code for in this process.
+#: What :func:`prepare` found for each kernel name and argument layout in this process.
+_NAMED: dict[tuple[str, tuple[object, ...]], Callable[..., Any]] = {}
+_NAMED_LOCK = threading.Lock()
+
+
+def _load_or_compile(dispatcher: Any, args: tuple[object, ...], layout: tuple[object, ...], live: bool) -> None:
+    """Make numba's ``dispatcher`` hold machine code for ``args`` (whose :func:`layout_of` is
+    ``layout``)."""
+    ready = _READY.setdefault(dispatcher, set())
+    if layout in ready:  # numba.typeof of every argument costs about 0.4 ms a run
+        return
+    sig = _signature(args)
+    if sig not in dispatcher.overloads:
+        from . import _cache
+
+        enabled = _cache.cache_path(dispatcher) is not None
+        announce = ("compiling kernels (first run only)…" if enabled
+                    else "compiling kernels (no cache: every run)…")
+        _cache.load_or_compile(dispatcher, sig, announce, status=_progress.elapsed if live else _progress.plain)
+    ready.add(layout)
+
+
+def _signature(args: tuple[object, ...]) -> tuple[Any, ...]:
+    """numba's types of ``args`` (imports numba)."""
+    import numba
+
+    return tuple(numba.typeof(a) for a in args)
+
+
+#: The argument layouts (see layout_of) each numba dispatcher has machine code for in this process.
 _READY: weakref.WeakKeyDictionary[Any, set[tuple[object, ...]]] = weakref.WeakKeyDictionary()
 
 
-def _layout(a: object) -> object:
-    """What numba's type of an argument depends on, cheaply: an array's dtype, dimensions and
-    flags; a scalar's Python type."""
-    if isinstance(a, np.ndarray):
-        return (a.dtype.str, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous, a.flags.writeable, a.flags.aligned)
-    return type(a)
-
-
-def prepare_simulation(args: tuple[object, ...], *, live: bool = False, kernel: Any = run_chunks) -> None:
-    """:func:`prepare` ``kernel`` (what :func:`simulate_chunks` will run) for ``args``."""
-    prepare(kernel, (*args, new_claims(), 0), live=live)
+def prepare_simulation(args: tuple[object, ...], *, live: bool = False, kernel: Any = "run_chunks"
+                       ) -> Callable[..., Any]:
+    """:func:`prepare` ``kernel`` for :func:`simulate_chunks` on ``args``; returns what to pass
+    it as ``kernel``."""
+    return prepare(kernel, (*args, new_claims(), 0), live=live)
 
 
 def takes_queue_path(params: npt.NDArray[np.int64], rolls: npt.NDArray[np.int64], attacker: npt.NDArray[np.int64],
@@ -305,6 +368,9 @@ def takes_queue_path(params: npt.NDArray[np.int64], rolls: npt.NDArray[np.int64]
                 and scratch.shape[1] - seen >= n_weapons * (last + 1))
 
 
-def cache_path(kernel: Any = run_chunks) -> str | None:
-    """The folder numba caches ``kernel`` in (None: compiled on every run)."""
-    return _cache.cache_path(kernel)
+def cache_path(kernel: Any = None) -> str | None:
+    """The folder numba caches ``kernel`` in (None: compiled on every run; default
+    :func:`run_chunks`)."""
+    from . import _cache, simulate
+
+    return _cache.cache_path(simulate.run_chunks if kernel is None else kernel)

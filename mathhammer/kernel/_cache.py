@@ -16,9 +16,7 @@ objects (private API), defensively: if those change, caching simply works as num
 from __future__ import annotations
 
 import os
-import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -27,7 +25,9 @@ from typing import Any
 import numba
 from numba.core.caching import NullCache
 
-__all__ = ["Location", "cache_dir", "cache_path", "choose_location", "flush_notes", "load_or_compile"]
+from .native import private_temp_dir as _private_temp_dir
+
+__all__ = ["Location", "cache_dir", "cache_path", "choose_location", "flush_notes", "load_or_compile", "object_code"]
 
 #: Shows the compile line around a compile (mathhammer.kernel._progress).
 Status = Callable[[str], AbstractContextManager[None]]
@@ -75,27 +75,6 @@ def _can_cache(directory: str | None) -> bool:
     except RuntimeError:  # "cannot cache function ...: no locator available"
         return False
     return True
-
-
-def _private_temp_dir() -> str | None:
-    """A folder only this user can write, in the temporary directory (None if there is none).
-
-    Cache files are pickles that numba loads, so a folder another user could plant files in
-    must never be used.
-    """
-    uid = os.getuid() if hasattr(os, "getuid") else None
-    try:
-        path = os.path.join(tempfile.gettempdir(), f"mathhammer-numba-{uid if uid is not None else 'user'}")
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_mode & 0o022 or (uid is not None and st.st_uid != uid):
-        return None
-    return path
 
 
 def choose_location() -> Location:
@@ -197,3 +176,36 @@ def load_or_compile(dispatcher: Any, sig: tuple[Any, ...], announce: str, status
         flush_notes()
         with _announced(announce, status):
             dispatcher.compile(sig)
+
+
+def object_code(dispatcher: Any, sig: tuple[Any, ...]) -> tuple[bytes, str] | None:
+    """(object code, C wrapper's symbol) of ``dispatcher``'s machine code for ``sig``, as numba's
+    cache holds it (what :mod:`.native` keeps for runs without numba); None when it is not
+    cached or numba's cache objects changed shape.
+
+    The code is read back from numba's cache entry (numba hands the object code of a library it
+    loads to the JIT and drops it): the entry's one ELF object."""
+    cache = getattr(dispatcher, "_cache", None)
+    if cache is None or isinstance(cache, NullCache):
+        return None
+    try:
+        symbol = dispatcher.overloads[sig].fndesc.llvm_cfunc_wrapper_name
+        data = cache._cache_file.load(cache._index_key(sig, dispatcher.targetctx.codegen()))
+    except Exception:  # noqa: BLE001 - numba internals changed or the entry is unreadable: keep nothing
+        return None
+    found: list[bytes] = []
+    _objects(data, found)
+    return (found[0], symbol) if len(found) == 1 and isinstance(symbol, str) else None
+
+
+def _objects(data: Any, found: list[bytes]) -> None:
+    """Collect the ELF objects in ``data`` (nested tuples, lists and dicts) into ``found``."""
+    if isinstance(data, bytes):
+        if data.startswith(b"\x7fELF"):
+            found.append(data)
+    elif isinstance(data, (tuple, list)):
+        for item in data:
+            _objects(item, found)
+    elif isinstance(data, dict):
+        for item in data.values():
+            _objects(item, found)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import pathlib
 from collections.abc import Callable
 from typing import Any
 
@@ -11,23 +9,13 @@ import numba
 from numba.core import types
 
 from ._cache import Location, cache_dir, choose_location
+from .native import _sources, sources_digest
+
+__all__ = ["LOCATION", "SOURCES", "jit", "jit_by_constant", "sources_digest", "stamp_with_sources"]
 
 #: Decided before anything is decorated: numba refuses ``cache=True`` when it finds no writable
 #: folder, and resolves the folder at decoration.
 LOCATION: Location = choose_location()
-
-
-def sources_digest(folder: pathlib.Path) -> str:
-    """A digest of every source file in ``folder`` (for the kernels: this package).
-
-    numba marks a cached kernel stale only when the file defining it changes (its time and
-    size), not when a helper it calls from another file does: a new rng.py under an unchanged
-    simulate.py would run the old machine code. The digest joins that stamp, so a change to
-    any file here compiles afresh."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
 
 
 def stamp_with_sources(dispatcher: Any, digest: str) -> None:
@@ -40,7 +28,7 @@ def stamp_with_sources(dispatcher: Any, digest: str) -> None:
 
 
 #: The digest of this package's sources, joined to every kernel's cache stamp.
-SOURCES = sources_digest(pathlib.Path(__file__).parent)
+SOURCES = _sources()
 
 
 def _njit(*, by_constant: bool = False, **options: Any) -> Callable[[Any], Any]:

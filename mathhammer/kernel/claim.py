@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from .shapes import new_claims
+
+__all__ = ["fetch_add", "new_claims"]
 
 
 @intrinsic
@@ -49,8 +51,3 @@ def _fetch_add(typingctx: Any, counter: Any, index: Any, amount: Any) -> Any:
 #: Called from kernels as ``fetch_add(counter, index, amount)`` (typed Any: the type checker would read
 #: the typing function's signature, which takes the typing context first).
 fetch_add: Any = _fetch_add
-
-
-def new_claims() -> npt.NDArray[np.int64]:
-    """The counters of one kernel call: (the next chunk to hand out, chunks finished)."""
-    return np.zeros(2, dtype=np.int64)

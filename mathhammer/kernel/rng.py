@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
+from .shapes import BUFFER
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -28,11 +29,6 @@ S30 = np.uint64(30)
 S27 = np.uint64(27)
 S31 = np.uint64(31)
 S32 = np.uint64(32)
-#: Values produced per refill of the buffer.
-BUFFER = 512
-#: Columns of a row of ``streams``: next unread buffer position, counter of the last value.
-S_POS, S_COUNTER = 0, 1
-N_STREAM = 2
 
 
 @jit

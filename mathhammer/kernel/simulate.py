@@ -38,7 +38,8 @@ import numpy as np
 from ._jit import jit, jit_by_constant
 from .binomial import TABLE_N
 from .claim import fetch_add
-from .rng import BUFFER, GAMMA, LOW32, S32, S_COUNTER, S_POS, d6, digit, next_value, refill
+from .rng import GAMMA, LOW32, S32, d6, digit, next_value, refill
+from .shapes import BUFFER, N_STAGES, S_COUNTER, S_POS  # noqa: F401 - N_STAGES: the breakdown's width (below)
 
 # Rows, columns and flags of mathhammer.codes, repeated as plain ints so the kernel stays
 # free of Python objects (tests/test_kernel.py checks they agree).
@@ -54,7 +55,6 @@ REROLLABLE_BIT = 4
 C_HIT, C_WOUND, C_DAMAGE, C_SAVE, C_ATTACKS = 1, 2, 3, 4, 5
 R_REROLL, R_BELOW_AVERAGE = 1, 2
 PAIRS = 36
-N_STAGES = 10
 # Kinds of count draw, rows of the binomial tables (mathhammer.kernel.binomial.KINDS).
 K_HIT_CRIT, K_HIT, K_HIT_RR, K_WOUND_CRIT, K_WOUND, K_WOUND_RR = 0, 1, 2, 3, 4, 5
 K_SAVE_FAIL, K_SAVE_FAIL_RR, K_SAVE_FAIL_OTHER, K_FNP_LOST = 6, 7, 8, 9

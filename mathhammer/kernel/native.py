@@ -1,0 +1,479 @@
+"""The kernels' machine code kept as object files and run without numba.
+
+numba's own cache needs numba to load it, and importing numba costs 0.2-0.3 CPU-seconds of a
+warm run (its compiler's modules and registries), more than the rest of a run together. So
+once numba has compiled a kernel for an argument layout (or loaded it from its cache), the
+object code numba keeps for it (relocatable machine code with every helper linked in) is
+written here too, and later processes load it with llvmlite alone, numba's code generator's
+own library, through the same object loader numba uses (MCJIT), and call numba's C wrapper
+of the kernel through ctypes, which releases the GIL as numba's own call does.
+
+The file is used only when everything it was made with is the same: the kernel's sources
+(every file of this package), numba's and llvmlite's installed files, Python, the machine's
+CPU and its features, and every ``NUMBA_*`` setting but the cache folder; and when its
+checksum holds and every symbol it needs is found (else numba takes over, as without it).
+Only ELF objects on 64-bit Linux are kept: elsewhere numba's cache alone serves, as it does
+with ``MATHHAMMER_NATIVE_KERNELS=0``.
+
+The wrapper's arguments are the kernel's, each array passed as numba's array structure (null
+meminfo and parent, size, item size, data pointer, shape, strides) split into its fields, as
+LLVM passes an aggregate argument; ``tests/test_native.py`` runs every kernel path both ways
+and compares every output array.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+import functools
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import pathlib
+import platform
+import stat
+import struct
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .shapes import layout_of
+
+__all__ = ["NativeKernel", "defined_symbols", "directory", "load", "private_temp_dir", "save", "sources_digest",
+           "supported", "undefined_symbols"]
+
+#: First line of a native cache file; a new format gets a new line.
+_MAGIC = b"mathhammer-native 2\n"
+_SUFFIX = ".native"
+#: The entry point each file adds: ``int64 mathhammer_entry(int64 *flat)`` calls the kernel's C
+#: wrapper with the flat arguments ``flat[0 .. width - 1]``.
+_ENTRY = "mathhammer_entry"
+#: The numba extension modules whose C helpers the machine code calls (on its error path).
+_HELPER_MODULES = ("_helperlib", "_dynfunc")
+
+
+def sources_digest(folder: pathlib.Path) -> str:
+    """A digest of every source file in ``folder`` (for the kernels: this package).
+
+    numba marks a cached kernel stale only when the file defining it changes (its time and
+    size), not when a helper it calls from another file does: a new rng.py under an unchanged
+    simulate.py would run the old machine code. The digest joins that stamp (and keys the
+    native cache), so a change to any file here compiles afresh."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@functools.cache
+def _sources() -> str:
+    return sources_digest(pathlib.Path(__file__).parent)
+
+
+def private_temp_dir() -> str | None:
+    """A folder only this user can write, in the temporary directory (None if there is none).
+
+    Cache files are machine code (and numba's, pickles) that a run loads, so a folder another
+    user could plant files in must never be used.
+    """
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        path = os.path.join(tempfile.gettempdir(), f"mathhammer-numba-{uid if uid is not None else 'user'}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_mode & 0o022 or (uid is not None and st.st_uid != uid):
+        return None
+    return path
+
+
+def _usable(folder: pathlib.Path) -> bool:
+    """Whether ``folder`` exists (or can be made) and this process can write in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def directory() -> pathlib.Path | None:
+    """Where native kernels are kept: ``$NUMBA_CACHE_DIR/mathhammer-native`` when that is set
+    (where numba caches then), else ``__pycache__/native`` beside these sources (where numba
+    caches by default), else the user's cache folder, else a private temporary folder; None
+    when none is writable (nothing is kept: numba decides alone)."""
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    if chosen:
+        candidates = [pathlib.Path(chosen) / "mathhammer-native"]
+    else:
+        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        candidates = [pathlib.Path(__file__).parent / "__pycache__" / "native",
+                      pathlib.Path(home) / "mathhammer" / "native"]
+    for folder in candidates:
+        if _usable(folder):
+            return folder
+    fallback = private_temp_dir()
+    return pathlib.Path(fallback) / "native" if fallback is not None and _usable(pathlib.Path(fallback) / "native") \
+        else None
+
+
+#: Set to 0 (or no, off, false) to use numba's cache alone: nothing is read or written here.
+SWITCH = "MATHHAMMER_NATIVE_KERNELS"
+
+
+def supported() -> bool:
+    """Whether native kernels are kept: on 64-bit little-endian Linux, unless switched off
+    (:data:`SWITCH`)."""
+    if os.environ.get(SWITCH, "").strip().lower() in ("0", "no", "off", "false"):
+        return False
+    return sys.platform.startswith("linux") and sys.maxsize > 2**32 and sys.byteorder == "little" \
+        and platform.machine() in ("x86_64", "aarch64")
+
+
+def _numba_folder() -> pathlib.Path | None:
+    """numba's installed package folder, found without importing it."""
+    spec = importlib.util.find_spec("numba")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return pathlib.Path(next(iter(spec.submodule_search_locations)))
+
+
+def _installed_stamp() -> list[object]:
+    """What identifies the installed numba and llvmlite: their versions' files (path, time,
+    size) and llvmlite's version."""
+    import llvmlite
+
+    stamp: list[object] = [llvmlite.__version__]
+    folder = _numba_folder()
+    if folder is None:
+        raise OSError("numba is not installed")
+    for name in ("_version.py", "__init__.py"):
+        st = os.stat(folder / name)
+        stamp.append((str(folder / name), st.st_mtime_ns, st.st_size))
+    return stamp
+
+
+def _key(name: str, layout: tuple[object, ...], ll: Any) -> str:
+    """The cache key of ``name``'s machine code for argument ``layout`` on this machine."""
+    parts = [_MAGIC.decode().strip(), name, repr(layout), _sources(), _installed_stamp(), sys.version,
+             platform.machine(), ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(),
+             sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_") and k != "NUMBA_CACHE_DIR")]
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:40]
+
+
+def _path(folder: pathlib.Path, name: str, key: str) -> pathlib.Path:
+    return folder / f"{name}-{key}{_SUFFIX}"
+
+
+def _symbols(obj: bytes) -> tuple[list[str], list[str]] | None:
+    """(undefined, defined) symbol names of a relocatable ELF64 little-endian object; None when
+    it is not such an object, or is damaged."""
+    try:
+        if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
+            return None
+        (shoff,) = struct.unpack_from("<Q", obj, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+        if shentsize < 64 or shoff + shnum * shentsize > len(obj):
+            return None
+        sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
+        undefined: list[str] = []
+        defined: list[str] = []
+        for sec in sections:
+            if sec[1] != 2:  # SHT_SYMTAB
+                continue
+            strtab = sections[sec[6]]
+            if sec[4] + sec[5] > len(obj) or strtab[4] + strtab[5] > len(obj):
+                return None
+            strings = obj[strtab[4]:strtab[4] + strtab[5]]
+            for at in range(sec[4], sec[4] + sec[5], 24):
+                st_name, st_info, _other, st_shndx = struct.unpack_from("<IBBH", obj, at)
+                if st_name and st_info & 0xF not in (3, 4):  # not a section's or the source file's name
+                    end = strings.index(b"\0", st_name)
+                    (undefined if st_shndx == 0 else defined).append(strings[st_name:end].decode())
+        return undefined, defined
+    except (struct.error, IndexError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def undefined_symbols(obj: bytes) -> list[str] | None:
+    """The symbols a relocatable ELF64 object needs from elsewhere (None: not such an object)."""
+    found = _symbols(obj)
+    return None if found is None else found[0]
+
+
+def defined_symbols(obj: bytes) -> list[str] | None:
+    """The symbols a relocatable ELF64 object defines (None: not such an object)."""
+    found = _symbols(obj)
+    return None if found is None else found[1]
+
+
+def save(name: str, layout: tuple[object, ...], obj: bytes, symbol: str) -> pathlib.Path | None:
+    """Keep ``obj`` (numba's object code of kernel ``name`` for argument ``layout``, whose C
+    wrapper is ``symbol``) for later processes, with a small entry point of its own
+    (:func:`_entry_object`). Best effort: returns the file, or None when nothing was written
+    (unsupported platform or object, no writable folder, a failed write)."""
+    if not supported() or not _flat_layout(layout):
+        return None
+    folder = directory()
+    if undefined_symbols(obj) is None or folder is None:
+        return None
+    try:
+        ll = _llvm()
+        entry = _entry_object(ll, symbol, _width(layout))
+        header = {"symbol": _ENTRY, "sizes": [len(obj), len(entry)],
+                  "sha256": hashlib.sha256(obj + entry).hexdigest()}
+        path = _path(folder, name, _key(name, layout, ll))
+        temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        with open(temp, "wb") as f:
+            f.write(_MAGIC + json.dumps(header).encode() + b"\n" + obj + entry)
+        os.replace(temp, path)
+    except (OSError, ImportError, ValueError, RuntimeError):
+        return None
+    return path
+
+
+def _entry_object(ll: Any, symbol: str, width: int) -> bytes:
+    """Object code of ``int64 mathhammer_entry(int64 *flat)``, which calls ``symbol`` with
+    ``flat[0 .. width - 1]``: one pointer through ctypes instead of hundreds of converted
+    arguments (0.3 ms a call; this way a few microseconds). Every field of numba's array
+    structure is 64 bits wide, so its split fields go where these 64-bit arguments go."""
+    from llvmlite import ir
+
+    i64 = ir.IntType(64)
+    module = ir.Module(name=_ENTRY)
+    module.triple = ll.get_default_triple()
+    callee = ir.Function(module, ir.FunctionType(i64, [i64] * width), name=symbol)
+    entry = ir.Function(module, ir.FunctionType(i64, [i64.as_pointer()]), name=_ENTRY)
+    builder = ir.IRBuilder(entry.append_basic_block())
+    values = [builder.load(builder.gep(entry.args[0], [ir.Constant(i64, i)])) for i in range(width)]
+    builder.ret(builder.call(callee, values))
+    parsed = ll.parse_assembly(str(module))
+    parsed.verify()
+    return bytes(ll.Target.from_default_triple().create_target_machine(jit=True).emit_object(parsed))
+
+
+def load(name: str, layout: tuple[object, ...]) -> NativeKernel | None:
+    """Kernel ``name``'s machine code for argument ``layout`` from the native cache, ready to
+    call; None when there is none that fits this machine (or it is damaged, or a symbol it
+    needs is missing): numba then loads or compiles the kernel."""
+    if not supported() or not _flat_layout(layout):
+        return None
+    with _LOCK:
+        try:
+            ll = _llvm()
+            folder = directory()
+            if folder is None:
+                return None
+            data = _path(folder, name, _key(name, layout, ll)).read_bytes()
+        except (OSError, ImportError, ValueError):
+            return None
+        parsed = _parse(data)
+        if parsed is None:
+            return None
+        header, objects = parsed
+        address = _LOADED.get(header["sha256"])
+        if address is None:
+            address = _add(ll, objects, header["symbol"])
+            if address is None:
+                return None
+            _LOADED[header["sha256"]] = address
+        return NativeKernel(name, address, layout)
+
+
+def _add(ll: Any, objects: list[bytes], symbol: str) -> int | None:
+    """Load ``objects`` into an execution engine of their own (two files may define the same
+    symbols: numba names a kernel by its signature) and return the address of ``symbol``;
+    None when numba's helpers or a symbol they need cannot be found (checked first: LLVM ends
+    the process on a symbol it cannot resolve)."""
+    if not _define_numba_symbols(ll):
+        return None
+    target = ll.Target.from_default_triple().create_target_machine(jit=True)
+    engine = ll.create_mcjit_compiler(ll.parse_assembly(""), target)
+    defined: set[str] = set()
+    for obj in objects:
+        needs = undefined_symbols(obj)
+        if needs is None:
+            return None
+        defined |= set(defined_symbols(obj) or ())
+        if any(s not in defined and ll.address_of_symbol(s) is None for s in needs):
+            return None
+    for obj in objects:
+        engine.add_object_file(ll.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    address = int(engine.get_function_address(symbol))
+    if not address:
+        return None
+    _ENGINES.append(engine)
+    return address
+
+
+def _parse(data: bytes) -> tuple[dict[str, Any], list[bytes]] | None:
+    """(header, object files) of a native cache file; None when it is not one or is damaged."""
+    if not data.startswith(_MAGIC):
+        return None
+    end = data.find(b"\n", len(_MAGIC))
+    if end < 0:
+        return None
+    try:
+        header = json.loads(data[len(_MAGIC):end])
+    except ValueError:
+        return None
+    body = data[end + 1:]
+    if (not isinstance(header, dict) or not isinstance(header.get("symbol"), str)
+            or header.get("sha256") != hashlib.sha256(body).hexdigest()):
+        return None
+    sizes = header.get("sizes")
+    if not isinstance(sizes, list) or not all(isinstance(n, int) and n > 0 for n in sizes) or sum(sizes) != len(body):
+        return None
+    objects, at = [], 0
+    for n in sizes:
+        objects.append(body[at:at + n])
+        at += n
+    return header, objects
+
+
+_LOCK = threading.Lock()
+#: The execution engines holding loaded machine code (kept for the rest of the process, as
+#: numba keeps its own), and each object's wrapper address by the object's checksum.
+_ENGINES: list[Any] = []
+_LOADED: dict[str, int] = {}
+#: Whether the symbols numba's machine code calls are defined in LLVM's symbol table.
+_DEFINED: list[bool] = []
+
+
+def _llvm() -> Any:
+    """llvmlite's binding layer, with the native target set up."""
+    import llvmlite.binding as ll
+
+    ll.initialize_native_target()
+    ll.initialize_native_asmprinter()
+    return ll
+
+
+def _define_numba_symbols(ll: Any) -> bool:
+    """Define the symbols numba's machine code calls as numba defines them
+    (numba.core.base._load_global_helpers: the same addresses); False when numba's C helpers
+    cannot be loaded."""
+    if _DEFINED:
+        return _DEFINED[0]
+    helpers = _numba_helpers()
+    if helpers is not None:
+        ll.add_symbol("_Py_NoneStruct", id(None))
+        for table in helpers:
+            for py_name, address in table.items():
+                ll.add_symbol(f"numba_{py_name}", address)
+        for obj in vars(builtins).values():
+            if isinstance(obj, type) and issubclass(obj, BaseException):
+                ll.add_symbol(f"PyExc_{obj.__name__}", id(obj))
+    _DEFINED.append(helpers is not None)
+    return _DEFINED[0]
+
+
+def _numba_helpers() -> list[dict[str, int]] | None:
+    """The ``c_helpers`` tables of numba's C extension modules, loaded without importing the
+    numba package (the modules are self-contained C; numba loads the same files, so the
+    addresses are the ones numba itself registers)."""
+    folder = _numba_folder()
+    if folder is None:
+        return None
+    tables = []
+    for module in _HELPER_MODULES:
+        full = f"numba.{module}"
+        found = sys.modules.get(full)
+        if found is None:
+            path = next((folder / f"{module}{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES
+                         if (folder / f"{module}{suffix}").is_file()), None)
+            if path is None:
+                return None
+            try:
+                loader = importlib.machinery.ExtensionFileLoader(full, str(path))
+                spec = importlib.util.spec_from_file_location(full, path, loader=loader)
+                if spec is None:
+                    return None
+                found = importlib.util.module_from_spec(spec)
+                loader.exec_module(found)
+            except (ImportError, OSError):
+                return None
+        table = getattr(found, "c_helpers", None)
+        if not isinstance(table, dict):
+            return None
+        tables.append(table)
+    return tables
+
+
+def _flat_layout(layout: tuple[object, ...]) -> bool:
+    """Whether every argument of ``layout`` (kernel.layout_of) is one the wrapper's flat call
+    passes: an array of a fixed-size numeric type, or a Python int (numba's int64)."""
+    for item in layout:
+        if isinstance(item, tuple):
+            if item[0][1:2] not in ("i", "u", "f", "b"):
+                return False
+        elif item is not int:
+            return False
+    return True
+
+
+def _width(layout: tuple[object, ...]) -> int:
+    """How many 64-bit values the flat call passes for ``layout``."""
+    return sum(5 + 2 * int(item[1]) if isinstance(item, tuple) else 1 for item in layout)
+
+
+class NativeKernel:
+    """A kernel's machine code from the native cache, called like the numba kernel with the
+    arguments of the layout it was compiled for, and returning its int64 result.
+
+    Arguments of another layout are a TypeError, never a wrong call. A run calls its kernel
+    with the same arrays batch after batch, on each of its threads, only the call's counters
+    and the thread's row differing (the last two arguments): the flat values of the others
+    are worked out once and reused while the very same array objects come again."""
+
+    def __init__(self, name: str, address: int, layout: tuple[object, ...]) -> None:
+        self.__name__ = name
+        self.layout = layout
+        self._width = _width(layout)
+        self._entry: Callable[[int], int] = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(address)
+        #: (the arrays of the last call but its last two arguments, their flat values); replaced
+        #: whole (one attribute store), so threads calling at once at worst work it out twice.
+        self._last: tuple[tuple[Any, ...], npt.NDArray[np.int64]] | None = None
+
+    def __repr__(self) -> str:
+        return f"<native kernel {self.__name__}>"
+
+    def __call__(self, *args: Any) -> int:
+        head, tail = args[:-2], args[-2:]
+        last = self._last
+        if last is None or len(last[0]) != len(head) or any(a is not b for a, b in zip(head, last[0], strict=True)):
+            if layout_of(args) != self.layout:
+                raise TypeError(f"{self.__name__}: arguments of another layout than the machine code's")
+            last = (head, np.array(_flat(head), dtype=np.int64))
+            self._last = last
+        elif layout_of(tail) != self.layout[-2:]:
+            raise TypeError(f"{self.__name__}: arguments of another layout than the machine code's")
+        flat = np.empty(self._width, dtype=np.int64)
+        prefix = last[1]
+        flat[:prefix.size] = prefix
+        flat[prefix.size:] = _flat(tail)
+        return int(self._entry(flat.__array_interface__["data"][0]))
+
+
+def _flat(args: tuple[Any, ...]) -> list[int]:
+    """The 64-bit values of ``args`` as the C wrapper takes them: an array as numba's array
+    structure split into its fields (null meminfo and parent, size, item size, data pointer,
+    shape, strides); an int as itself."""
+    flat: list[int] = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            flat += (0, 0, a.size, a.itemsize, a.__array_interface__["data"][0], *a.shape, *a.strides)
+        else:
+            flat.append(int(a))
+    return flat

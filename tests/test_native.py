@@ -1,0 +1,260 @@
+"""Issue 8 item 4: warm runs load the kernels' machine code without numba (mathhammer.kernel.native).
+
+The native kernel must compute exactly what numba's does: every kernel path is run both ways on
+the same arguments and every output array compared. The cache must never run code that does not
+fit (another source, another numba setting, a damaged file) and never kill the process (a symbol
+LLVM cannot resolve), and a warm process must not import numba at all."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+import pytest
+
+from mathhammer import api, kernel
+from mathhammer.kernel import _cache, native
+
+pytestmark = pytest.mark.skipif(not native.supported(), reason="native kernels are kept on 64-bit Linux only")
+
+#: (weapons, target, stages): together they take both kernels and every path of run_chunks.
+CASES = {
+    "fast path, breakdown": ("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "T4 SV3+ W2 MODELS10", True),
+    "fast path, no breakdown": ("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "T4 SV3+ W2 MODELS10", False),
+    "random attacks and damage": ("A D6+1 BS4+ S8 AP-2 D D3+1 [DEVASTATING WOUNDS]", "T8 SV3+ W12 MODELS1", True),
+    "hazardous, feel no pain": ("A3 BS3+ S6 AP-1 D2 [HAZARDOUS, LETHAL HITS]", "T5 SV4+ W3 FNP5+ MODELS5", True),
+    "unit of two weapons": (["2x A2 BS3+ S4 AP0 D1", "A1 BS4+ S9 AP-3 D D6"], "T4 SV3+ W2 MODELS10", True),
+    "queue, no breakdown": (["2x A2 BS3+ S4 AP0 D1", "A4 BS4+ S5 AP-1 D2"], "T4 SV4+ W2 MODELS10", False),
+    "queue, breakdown": (["2x A2 BS3+ S4 AP0 D1", "A4 BS4+ S5 AP-1 D2"], "T4 SV4+ W2 MODELS10", True),
+}
+
+
+def _copy(a: Any) -> Any:
+    """A copy of an argument with the same layout: strides (a padded row stays padded) and
+    read-only flag."""
+    if not isinstance(a, np.ndarray):
+        return a
+    if a.flags.c_contiguous:
+        c = a.copy()
+    else:
+        span = sum((n - 1) * s for n, s in zip(a.shape, a.strides, strict=True)) + a.itemsize
+        c = np.lib.stride_tricks.as_strided(np.zeros(span // a.itemsize + 1, a.dtype), a.shape, a.strides)
+        c[...] = a
+    c.flags.writeable = a.flags.writeable
+    return c
+
+
+def _calls(weapons: Any, target: str, stages: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """The arguments of every kernel call of a short run (copies, taken before the call)."""
+    seen: list[tuple[Any, ...]] = []
+    real = kernel.simulate_chunks
+
+    def spy(*args: Any, **kw: Any) -> None:
+        copies = tuple(_copy(a) for a in args)
+        assert kernel.layout_of(copies) == kernel.layout_of(args)
+        seen.append((kw["kernel"].__name__, copies))
+        real(*args, **kw)
+
+    with monkeypatch.context() as mp:
+        mp.setattr(kernel, "simulate_chunks", spy)
+        api.run(weapons, target, trials=3_000, seed=11, threads=2, stages=stages)  # rows for 2 threads: padded, layout A
+    return seen
+
+
+def _native_of(name: str, args: tuple[Any, ...], folder: Path, monkeypatch: pytest.MonkeyPatch) -> native.NativeKernel:
+    """Kernel ``name`` for ``args`` as the native cache in ``folder`` gives it back, written from
+    numba's machine code for them."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(folder))
+    dispatcher = getattr(kernel, name)
+    kernel.prepare(dispatcher, args)
+    sig = tuple(numba.typeof(a) for a in args)
+    kept = _cache.object_code(dispatcher, sig)
+    assert kept is not None, "numba's cache entry holds one object"
+    layout = kernel.layout_of(args)
+    assert native.save(name, layout, *kept) is not None
+    loaded = native.load(name, layout)
+    assert loaded is not None
+    return loaded
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_native_kernel_computes_what_numbas_does(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every output array, the random streams and the claim counters come out bit for bit the
+    same from the native kernel and from numba's, call after call (the streams carry over)."""
+    weapons, target, stages = CASES[case]
+    calls = _calls(weapons, target, stages, monkeypatch)
+    assert calls
+    name = calls[0][0]
+    assert name == ("run_queue_chunks" if case.startswith("queue") else "run_chunks")
+    first = calls[0][1]
+    full = (*first, kernel.shapes.new_claims(), 0)
+    fast = _native_of(name, full, tmp_path, monkeypatch)
+    by_numba = [_copy(a) for a in first]
+    by_native = [_copy(a) for a in first]
+    slow = getattr(kernel, name)
+    for _ in range(3):  # later calls continue the streams left by the first
+        claims_numba, claims_native = kernel.shapes.new_claims(), kernel.shapes.new_claims()
+        assert slow(*by_numba, claims_numba, 0) == fast(*by_native, claims_native, 0)
+        assert np.array_equal(claims_numba, claims_native)
+        for i, (x, y) in enumerate(zip(by_numba, by_native, strict=True)):
+            if isinstance(x, np.ndarray):
+                assert np.array_equal(x, y), f"argument {i} differs"
+    damage = by_native[kernel._ARG_OUT_DAMAGE]
+    assert damage.sum() > 0  # the calls did run trials
+
+
+def test_a_run_uses_the_native_kernel_and_gets_the_same_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a native file in place a run loads it (not numba's dispatcher) and, for a seed,
+    gives numba's result exactly."""
+    weapons, target, stages = CASES["fast path, breakdown"]
+    by_numba = api.run(weapons, target, trials=20_000, seed=3, threads=2, stages=stages)
+    calls = _calls(weapons, target, stages, monkeypatch)
+    _native_of("run_chunks", (*calls[0][1], kernel.shapes.new_claims(), 0), tmp_path, monkeypatch)
+    monkeypatch.setattr(kernel, "_NAMED", {})
+    used: list[Any] = []
+    real = kernel.simulate_chunks
+
+    def spy(*args: Any, **kw: Any) -> None:
+        used.append(kw["kernel"])
+        real(*args, **kw)
+
+    monkeypatch.setattr(kernel, "simulate_chunks", spy)
+    by_native = api.run(weapons, target, trials=20_000, seed=3, threads=2, stages=stages)
+    assert used and all(isinstance(k, native.NativeKernel) for k in used)
+    assert np.array_equal(by_native.damage.counts, by_numba.damage.counts)
+    assert np.array_equal(by_native.models_destroyed.counts, by_numba.models_destroyed.counts)
+    assert by_native.stages.keys() == by_numba.stages.keys()
+
+
+def test_first_run_keeps_the_kernel_and_a_new_process_runs_without_numba(tmp_path: Path) -> None:
+    """A run whose kernel numba provides writes the native file; a later process then neither
+    imports numba nor compiles, and prints the same numbers for the same seed."""
+    script = textwrap.dedent("""
+        import sys
+        from mathhammer import api
+        r = api.run("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "T4 SV3+ W2 MODELS10", trials=5000, seed=9)
+        print(list(r.damage.counts), "numba" in sys.modules)
+    """)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert list((tmp_path / "mathhammer-native").glob("run_chunks-*.native"))
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    counts_first, numba_first = first.stdout.rsplit(" ", 1)
+    counts_second, numba_second = second.stdout.rsplit(" ", 1)
+    assert counts_first == counts_second
+    assert numba_first.strip() == "True" and numba_second.strip() == "False"
+    assert "compiling" not in second.stderr
+
+
+def _kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[object, ...], Path]:
+    """(layout, file) of a native run_chunks written into ``tmp_path``."""
+    weapons, target, stages = CASES["fast path, no breakdown"]
+    args = (*_calls(weapons, target, stages, monkeypatch)[0][1], kernel.shapes.new_claims(), 0)
+    _native_of("run_chunks", args, tmp_path, monkeypatch)
+    (path,) = (tmp_path / "mathhammer-native").glob("run_chunks-*.native")
+    return kernel.layout_of(args), path
+
+
+def test_the_file_fits_only_the_same_sources_settings_and_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    layout, _ = _kept(tmp_path, monkeypatch)
+    assert native.load("run_chunks", layout) is not None
+    assert native.load("run_queue_chunks", layout) is None  # another kernel
+    other = (*layout[:-1], np.int64)  # the last argument a numpy integer instead of a Python int
+    assert native.load("run_chunks", other) is None
+    monkeypatch.setenv("NUMBA_OPT", "1")  # a numba setting that changes the machine code
+    assert native.load("run_chunks", layout) is None
+    monkeypatch.delenv("NUMBA_OPT")
+    monkeypatch.setattr(native, "_sources", lambda: "another version of the kernel sources")
+    assert native.load("run_chunks", layout) is None
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "not ours", "header"])
+def test_a_damaged_file_is_never_run(damage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damaged file is passed over (numba's code is used) and written afresh by the next run
+    that gets the kernel from numba."""
+    layout, path = _kept(tmp_path, monkeypatch)
+    data = bytearray(path.read_bytes())
+    if damage == "flipped byte":
+        data[-2000] ^= 0x40
+    elif damage == "truncated":
+        del data[len(data) // 2:]
+    elif damage == "not ours":
+        data = bytearray(b"\x7fELF" + bytes(100))
+    else:
+        data = data.replace(b'"symbol"', b'"symbal"', 1)
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(native, "_LOADED", {})
+    assert native.load("run_chunks", layout) is None
+    monkeypatch.setattr(kernel, "_NAMED", {})
+    weapons, target, stages = CASES["fast path, no breakdown"]
+    api.run(weapons, target, trials=1_000, seed=1, threads=1, stages=stages)  # numba's code, then kept again
+    assert native.load("run_chunks", layout) is not None
+
+
+def test_a_symbol_nobody_defines_means_no_load_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LLVM ends the process on a symbol it cannot resolve, so every symbol the object needs is
+    looked up first."""
+    layout, _ = _kept(tmp_path, monkeypatch)
+    monkeypatch.setattr(native, "_LOADED", {})
+    real = native.undefined_symbols
+    monkeypatch.setattr(native, "undefined_symbols", lambda obj: [*real(obj), "mathhammer_no_such_symbol"])
+    assert native.load("run_chunks", layout) is None
+
+
+def test_undefined_symbols_reads_the_objects_symbol_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The symbols numba's object code takes from elsewhere: Python's C API, numba's C helpers,
+    libc; never the kernel itself. The entry object needs the kernel's C wrapper alone and
+    defines the entry point the file names."""
+    _, path = _kept(tmp_path, monkeypatch)
+    parsed = native._parse(path.read_bytes())
+    assert parsed is not None
+    header, (obj, entry) = parsed
+    needs = native.undefined_symbols(obj)
+    assert needs is not None and "numba_gil_ensure" in needs and "PyErr_Clear" in needs
+    assert all(n.startswith(("Py", "_Py", "numba_")) or n in ("memset", "memcpy", "memmove") for n in needs), needs
+    wrapper = [n for n in native.defined_symbols(obj) or () if n.startswith("cfunc.")]
+    assert len(wrapper) == 1 and wrapper[0] not in needs
+    assert native.undefined_symbols(entry) == wrapper
+    assert native.defined_symbols(entry) == [header["symbol"]] == ["mathhammer_entry"]
+    assert native.undefined_symbols(b"not an object") is None
+    assert native.undefined_symbols(obj[:200]) is None
+
+
+def test_a_native_kernel_refuses_arguments_of_another_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    layout, _ = _kept(tmp_path, monkeypatch)
+    loaded = native.load("run_chunks", layout)
+    assert loaded is not None
+    weapons, target, stages = CASES["unit of two weapons"]
+    other = _calls(weapons, target, stages, monkeypatch)[0][1]
+    wrong = list(other)
+    wrong[0] = wrong[0].astype(np.int64)  # int8 stage table -> int64: another layout
+    with pytest.raises(TypeError, match="another layout"):
+        loaded(*wrong, kernel.shapes.new_claims(), 0)
+
+
+def test_where_native_kernels_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    assert native.directory() == tmp_path / "numba" / "mathhammer-native"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(blocked))  # not a folder: the private temporary one
+    monkeypatch.setattr(native, "private_temp_dir", lambda: str(tmp_path / "private"))
+    assert native.directory() == tmp_path / "private" / "native"
+    monkeypatch.setattr(native, "private_temp_dir", lambda: None)
+    assert native.directory() is None
+    assert native.save("run_chunks", (int,), b"\x7fELF", "f") is None  # nowhere to keep it: nothing written
+
+
+def test_max_threads_is_numbas_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read without numba, the same number numba's configuration gives."""
+    assert kernel.max_threads() == numba.config.NUMBA_NUM_THREADS
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "1")
+    assert kernel.max_threads() == 1
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "none")
+    assert kernel.max_threads() == len(os.sched_getaffinity(0))
