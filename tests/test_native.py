@@ -258,3 +258,29 @@ def test_max_threads_is_numbas_count(monkeypatch: pytest.MonkeyPatch) -> None:
     assert kernel.max_threads() == 1
     monkeypatch.setenv("NUMBA_NUM_THREADS", "none")
     assert kernel.max_threads() == len(os.sched_getaffinity(0))
+
+
+def test_a_native_kernel_keeps_no_run_alive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flat values of the last call's arrays are reused only for the very same arrays, and
+    those arrays are not kept alive by the kernel once the run has dropped them."""
+    import gc
+    import weakref
+
+    layout, _ = _kept(tmp_path, monkeypatch)
+    loaded = native.load("run_chunks", layout)
+    assert loaded is not None
+    weapons, target, stages = CASES["fast path, no breakdown"]
+    args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
+    args[9][:] = 0  # no trials: only the call itself
+    loaded(*args, kernel.shapes.new_claims(), 0)
+    watched = weakref.ref(args[kernel._ARG_OUT_DAMAGE])
+    again = list(args)
+    again[kernel._ARG_OUT_DAMAGE] = args[kernel._ARG_OUT_DAMAGE].copy()  # a new array in the same place
+    again[kernel._ARG_OUT_DAMAGE].flags.writeable = True
+    out = again[kernel._ARG_OUT_DAMAGE]
+    again[9][:] = 100
+    loaded(*again, kernel.shapes.new_claims(), 0)
+    assert out.sum() > 0  # the new array was written, not the old one the flat values first named
+    del args, again
+    gc.collect()
+    assert watched() is None

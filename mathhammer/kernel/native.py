@@ -38,6 +38,7 @@ import struct
 import sys
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -435,15 +436,16 @@ class NativeKernel:
     Arguments of another layout are a TypeError, never a wrong call. A run calls its kernel
     with the same arrays batch after batch, on each of its threads, only the call's counters
     and the thread's row differing (the last two arguments): the flat values of the others
-    are worked out once and reused while the very same array objects come again."""
+    are worked out once and reused while the very same array objects come again (held by weak
+    references: a finished run's arrays are not kept alive)."""
 
     def __init__(self, name: str, address: int, layout: tuple[object, ...]) -> None:
         self.__name__ = name
         self.layout = layout
         self._width = _width(layout)
         self._entry: Callable[[int], int] = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(address)
-        #: (the arrays of the last call but its last two arguments, their flat values); replaced
-        #: whole (one attribute store), so threads calling at once at worst work it out twice.
+        #: (the arguments of the last call but its last two, their flat values); replaced whole
+        #: (one attribute store), so threads calling at once at worst work it out twice.
         self._last: tuple[tuple[Any, ...], npt.NDArray[np.int64]] | None = None
 
     def __repr__(self) -> str:
@@ -452,10 +454,11 @@ class NativeKernel:
     def __call__(self, *args: Any) -> int:
         head, tail = args[:-2], args[-2:]
         last = self._last
-        if last is None or len(last[0]) != len(head) or any(a is not b for a, b in zip(head, last[0], strict=True)):
+        if last is None or not _same(last[0], head):
             if layout_of(args) != self.layout:
                 raise TypeError(f"{self.__name__}: arguments of another layout than the machine code's")
-            last = (head, np.array(_flat(head), dtype=np.int64))
+            last = (tuple(weakref.ref(a) if isinstance(a, np.ndarray) else a for a in head),
+                    np.array(_flat(head), dtype=np.int64))
             self._last = last
         elif layout_of(tail) != self.layout[-2:]:
             raise TypeError(f"{self.__name__}: arguments of another layout than the machine code's")
@@ -464,6 +467,19 @@ class NativeKernel:
         flat[:prefix.size] = prefix
         flat[prefix.size:] = _flat(tail)
         return int(self._entry(flat.__array_interface__["data"][0]))
+
+
+def _same(kept: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
+    """Whether ``args`` are the very arrays (and equal other values) ``kept`` refers to."""
+    if len(kept) != len(args):
+        return False
+    for k, a in zip(kept, args, strict=True):
+        if isinstance(k, weakref.ref):
+            if k() is not a:
+                return False
+        elif type(k) is not type(a) or k != a:
+            return False
+    return True
 
 
 def _flat(args: tuple[Any, ...]) -> list[int]:
