@@ -347,3 +347,47 @@ def test_issue3_bad_input(args: list[str], first: str, more: str) -> None:
     r = run(*args)
     assert r.exit_code == 1, r.output
     assert first in r.stderr.splitlines()[0] and more in r.stderr and "Traceback" not in r.stderr
+
+
+# --- one command built alone (issue 8 item 4: typer converts only the command that runs) ----------
+
+ALONE_CASES = [
+    ["shoot"], ["shoot", "--help"], ["fight", "-h"], ["shoot", "railgun"], ["shoot", "--bogus"],
+    ["shoot", "railgun", "--target", "nosuchunit"], ["shoot", "railgun", "-t", "knight", "--exact", "-f", "json"],
+    ["compare", "--help"], ["sweep", "--help"], ["tank-shock", "--help"], ["deadly-demise", "--help"],
+    ["shoot", "railgun", "-t", "knight", "--trials", "0"],
+]
+
+
+@pytest.mark.parametrize("argv", ALONE_CASES, ids=" ".join)
+def test_a_command_built_alone_answers_as_the_whole_application(argv: list[str]) -> None:
+    """The command line builds only the command named first; its help, errors, output and
+    exit code are the whole application's."""
+    from mathhammer.cli import root
+
+    alone = root._for(["mathhammer", *argv])
+    assert alone is not root.app
+    runner = CliRunner()
+    by_alone = runner.invoke(alone, argv, env={"NO_COLOR": "1", "COLUMNS": "100"})
+    by_all = runner.invoke(root.app, argv, env={"NO_COLOR": "1", "COLUMNS": "100"})
+    assert (by_alone.exit_code, by_alone.stderr) == (by_all.exit_code, by_all.stderr)
+    assert _untimed(by_alone.stdout) == _untimed(by_all.stdout)
+
+
+def _untimed(text: str) -> object:
+    """A JSON document without its run time (the one thing two runs may differ in); other text as it is."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    return {k: v for k, v in doc.items() if k not in ("seconds", "timing")} if isinstance(doc, dict) else doc
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["--debug", "shoot", "railgun", "-t", "knight"],
+                                  ["profiles", "list"], ["shoto"]], ids=" ".join)
+def test_anything_else_gets_the_whole_application(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from mathhammer.cli import root
+
+    assert root._for(["mathhammer", *argv]) is root.app
+    monkeypatch.setenv("_MATHHAMMER_COMPLETE", "bash_complete")
+    assert root._for(["mathhammer", "shoot"]) is root.app
