@@ -239,8 +239,11 @@ def test_a_native_kernel_refuses_arguments_of_another_layout(tmp_path: Path, mon
 
 
 def test_where_native_kernels_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MATHHAMMER_CACHE_DIR", str(tmp_path / "ours"))
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     assert native.directory() == tmp_path / "numba" / "mathhammer-native"
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    assert native.directory() == tmp_path / "ours" / "native"
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(blocked))  # not a folder: the private temporary one

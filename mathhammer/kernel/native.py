@@ -110,12 +110,16 @@ def _usable(folder: pathlib.Path) -> bool:
 
 def directory() -> pathlib.Path | None:
     """Where native kernels are kept: ``$NUMBA_CACHE_DIR/mathhammer-native`` when that is set
-    (where numba caches then), else ``__pycache__/native`` beside these sources (where numba
-    caches by default), else the user's cache folder, else a private temporary folder; None
-    when none is writable (nothing is kept: numba decides alone)."""
-    chosen = os.environ.get("NUMBA_CACHE_DIR")
-    if chosen:
-        candidates = [pathlib.Path(chosen) / "mathhammer-native"]
+    (where numba caches then), else ``$MATHHAMMER_CACHE_DIR/native`` when that is set (where
+    mathhammer's other caches go), else ``__pycache__/native`` beside these sources (where
+    numba caches by default), else ``native`` in the user's cache folder
+    (``$XDG_CACHE_HOME/mathhammer`` or ``~/.cache/mathhammer``), else a private temporary
+    folder; None when none is writable (nothing is kept: numba decides alone)."""
+    numba_dir, ours = os.environ.get("NUMBA_CACHE_DIR"), os.environ.get("MATHHAMMER_CACHE_DIR")
+    if numba_dir:
+        candidates = [pathlib.Path(numba_dir) / "mathhammer-native"]
+    elif ours:
+        candidates = [pathlib.Path(ours) / "native"]
     else:
         home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         candidates = [pathlib.Path(__file__).parent / "__pycache__" / "native",
