@@ -8,6 +8,7 @@ LLVM cannot resolve), and a warm process must not import numba at all."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -133,16 +134,28 @@ def test_a_run_uses_the_native_kernel_and_gets_the_same_result(tmp_path: Path, m
 
 
 def test_first_run_keeps_the_kernel_and_a_new_process_runs_without_numba(tmp_path: Path) -> None:
-    """A run whose kernel numba provides writes the native file; a later process then neither
-    imports numba nor compiles, and prints the same numbers for the same seed."""
+    """A run whose kernel numba provides (here from a copy of numba's cache: no compile) writes
+    the native file; a later process then neither imports numba nor compiles, and prints the
+    same numbers for the same seed."""
     script = textwrap.dedent("""
         import sys
         from mathhammer import api
         r = api.run("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "T4 SV3+ W2 MODELS10", trials=5000, seed=9)
         print(list(r.damage.counts), "numba" in sys.modules)
     """)
+    api.run("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "T4 SV3+ W2 MODELS10", trials=100, seed=9)
+    ours = kernel.cache_path()
+    if ours is None:
+        pytest.skip("numba caching is disabled here")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    where = subprocess.run([sys.executable, "-c", "from mathhammer import kernel; print(kernel.cache_path())"],
+                           env=env, capture_output=True, text=True, check=True)
+    folder = Path(where.stdout.strip())
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in Path(ours).glob("simulate.run_chunks-*.nb[ic]"):
+        shutil.copy2(f, folder / f.name)
     first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert "compiling" not in first.stderr, "the copied numba cache was not used"
     assert list((tmp_path / "mathhammer-native").glob("run_chunks-*.native"))
     second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     counts_first, numba_first = first.stdout.rsplit(" ", 1)
