@@ -1,4 +1,5 @@
-"""The simulation kernels: the only package that imports numba, and only to compile them.
+"""The simulation kernels: the only package that imports numba, and only when numba must
+provide a kernel (compile it, or load it from numba's cache).
 
 Kernels know nothing of rules: they compare dice against the tables that
 :mod:`mathhammer.compile` prepared (layout in :mod:`mathhammer.codes`). A run asks
