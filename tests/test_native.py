@@ -37,16 +37,11 @@ CASES = {
 
 
 def _copy(a: Any) -> Any:
-    """A copy of an argument with the same layout: strides (a padded row stays padded) and
-    read-only flag."""
+    """A copy of an argument with the same layout (a read-only array stays read-only; the
+    engine passes contiguous arrays only, which the spy below checks)."""
     if not isinstance(a, np.ndarray):
         return a
-    if a.flags.c_contiguous:
-        c = a.copy()
-    else:
-        span = sum((n - 1) * s for n, s in zip(a.shape, a.strides, strict=True)) + a.itemsize
-        c = np.lib.stride_tricks.as_strided(np.zeros(span // a.itemsize + 1, a.dtype), a.shape, a.strides)
-        c[...] = a
+    c = a.copy()
     c.flags.writeable = a.flags.writeable
     return c
 
@@ -64,7 +59,7 @@ def _calls(weapons: Any, target: str, stages: bool, monkeypatch: pytest.MonkeyPa
 
     with monkeypatch.context() as mp:
         mp.setattr(kernel, "simulate_chunks", spy)
-        api.run(weapons, target, trials=3_000, seed=11, threads=2, stages=stages)  # rows for 2 threads: padded, layout A
+        api.run(weapons, target, trials=3_000, seed=11, threads=2, stages=stages)  # a row for each of 2 threads
     return seen
 
 
@@ -114,7 +109,14 @@ def test_a_run_uses_the_native_kernel_and_gets_the_same_result(tmp_path: Path, m
     """With a native file in place a run loads it (not numba's dispatcher) and, for a seed,
     gives numba's result exactly."""
     weapons, target, stages = CASES["fast path, breakdown"]
-    by_numba = api.run(weapons, target, trials=20_000, seed=3, threads=2, stages=stages)
+    with monkeypatch.context() as mp:  # numba's kernel for certain: no native file read, none remembered
+        mp.setenv(native.SWITCH, "0")
+        mp.setattr(kernel, "_NAMED", {})
+        seen: list[Any] = []
+        real_simulate = kernel.simulate_chunks
+        mp.setattr(kernel, "simulate_chunks", lambda *a, **kw: (seen.append(kw["kernel"]), real_simulate(*a, **kw)))
+        by_numba = api.run(weapons, target, trials=20_000, seed=3, threads=2, stages=stages)
+    assert seen and not any(isinstance(k, native.NativeKernel) for k in seen)
     calls = _calls(weapons, target, stages, monkeypatch)
     _native_of("run_chunks", (*calls[0][1], kernel.shapes.new_claims(), 0), tmp_path, monkeypatch)
     monkeypatch.setattr(kernel, "_NAMED", {})
@@ -231,7 +233,9 @@ def test_undefined_symbols_reads_the_objects_symbol_table(tmp_path: Path, monkey
     needs = native.undefined_symbols(obj)
     assert needs is not None and "numba_gil_ensure" in needs and "PyErr_Clear" in needs
     assert all(n.startswith(("Py", "_Py", "numba_")) or n in ("memset", "memcpy", "memmove") for n in needs), needs
-    wrapper = [n for n in native.defined_symbols(obj) or () if n.startswith("cfunc.")]
+    defined = native.defined_symbols(obj) or []
+    assert not [n for n in defined if n.startswith(".")]  # local constants are not callable from outside
+    wrapper = [n for n in defined if n.startswith("cfunc.")]
     assert len(wrapper) == 1 and wrapper[0] not in needs
     assert native.undefined_symbols(entry) == wrapper
     assert native.defined_symbols(entry) == [header["symbol"]] == ["mathhammer_entry"]
@@ -264,7 +268,50 @@ def test_where_native_kernels_are_kept(tmp_path: Path, monkeypatch: pytest.Monke
     assert native.directory() == tmp_path / "private" / "native"
     monkeypatch.setattr(native, "private_temp_dir", lambda: None)
     assert native.directory() is None
-    assert native.save("run_chunks", (int,), b"\x7fELF", "f") is None  # nowhere to keep it: nothing written
+
+
+def test_nothing_is_kept_where_nothing_can_be_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    layout, path = _kept(tmp_path, monkeypatch)
+    parsed = native._parse(path.read_bytes())
+    assert parsed is not None
+    obj = parsed[1][0]
+    symbol = next(n for n in native.defined_symbols(obj) or () if n.startswith("cfunc."))
+    path.unlink()
+    assert native.save("run_chunks", layout, obj, symbol) == path  # a good object is kept...
+    monkeypatch.setattr(native, "directory", lambda: None)
+    path.unlink()
+    assert native.save("run_chunks", layout, obj, symbol) is None  # ...but not where nothing can be written
+    assert not path.exists() and not list(path.parent.glob("*.tmp"))
+    monkeypatch.undo()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert native.save("run_chunks", layout, obj, "cfunc.not_in_this_object") is None
+
+
+def test_a_file_someone_else_may_write_is_never_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Machine code is loaded only from a file of this user's that no one else may write; the
+    files are written so (mode 0600, whatever the umask)."""
+    layout, path = _kept(tmp_path, monkeypatch)
+    assert path.stat().st_mode & 0o777 == 0o600
+    monkeypatch.setattr(native, "_LOADED", {})
+    path.chmod(0o666)
+    assert native.load("run_chunks", layout) is None
+    path.chmod(0o600)
+    assert native.load("run_chunks", layout) is not None
+
+
+def test_the_kernels_have_nothing_that_raises() -> None:
+    """numba's C wrapper, which the native call goes through, prints an exception instead of
+    raising it and returns 0: the kernels must have no operation that can raise (numba raises
+    ZeroDivisionError for / // %, and for a raise or an assert)."""
+    import ast
+
+    folder = Path(kernel.__file__).parent
+    for name in ("simulate.py", "rng.py", "claim.py"):
+        tree = ast.parse((folder / name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            assert not isinstance(node, ast.Raise | ast.Assert), f"{name}:{node.lineno}"
+            if isinstance(node, ast.BinOp | ast.AugAssign):
+                assert not isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod), f"{name}:{node.lineno}"
 
 
 def test_max_threads_is_numbas_count(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -289,14 +336,13 @@ def test_a_native_kernel_keeps_no_run_alive(tmp_path: Path, monkeypatch: pytest.
     args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
     args[9][:] = 0  # no trials: only the call itself
     loaded(*args, kernel.shapes.new_claims(), 0)
-    watched = weakref.ref(args[kernel._ARG_OUT_DAMAGE])
     again = list(args)
     again[kernel._ARG_OUT_DAMAGE] = args[kernel._ARG_OUT_DAMAGE].copy()  # a new array in the same place
-    again[kernel._ARG_OUT_DAMAGE].flags.writeable = True
     out = again[kernel._ARG_OUT_DAMAGE]
     again[9][:] = 100
     loaded(*again, kernel.shapes.new_claims(), 0)
     assert out.sum() > 0  # the new array was written, not the old one the flat values first named
-    del args, again
+    watched = weakref.ref(out)  # held by the kernel's memory of its last call, and by this test only
+    del args, again, out
     gc.collect()
     assert watched() is None

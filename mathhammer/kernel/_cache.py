@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numba
+from numba.core import types
 from numba.core.caching import NullCache
 
 from .native import private_temp_dir as _private_temp_dir
@@ -189,7 +190,10 @@ def object_code(dispatcher: Any, sig: tuple[Any, ...]) -> tuple[bytes, str] | No
     if cache is None or isinstance(cache, NullCache):
         return None
     try:
-        symbol = dispatcher.overloads[sig].fndesc.llvm_cfunc_wrapper_name
+        compiled = dispatcher.overloads[sig]
+        if compiled.signature.return_type != types.int64:  # the native entry point returns an int64
+            return None
+        symbol = compiled.fndesc.llvm_cfunc_wrapper_name
         data = cache._cache_file.load(cache._index_key(sig, dispatcher.targetctx.codegen()))
     except Exception:  # noqa: BLE001 - numba internals changed or the entry is unreadable: keep nothing
         return None

@@ -10,8 +10,12 @@ of the kernel through ctypes, which releases the GIL as numba's own call does.
 
 The file is used only when everything it was made with is the same: the kernel's sources
 (every file of this package), numba's and llvmlite's installed files, Python, the machine's
-CPU and its features, and every ``NUMBA_*`` setting but the cache folder; and when its
-checksum holds and every symbol it needs is found (else numba takes over, as without it).
+CPU and its features, every ``NUMBA_*`` setting but the cache folder and the thread count, and
+``.numba_config.yaml`` in the current folder; when this user owns it and no one else may write
+it, its checksum holds and every symbol it needs is found (else numba takes over, as without
+it). numba's C wrapper would report an exception in the kernel by printing it, not raising
+it: the kernels have nothing that raises (no division, no ``raise``, no bounds checks; a test
+reads their sources for it).
 Only ELF objects on 64-bit Linux are kept: elsewhere numba's cache alone serves, as it does
 with ``MATHHAMMER_NATIVE_KERNELS=0``.
 
@@ -24,6 +28,7 @@ and compares every output array.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -172,8 +177,22 @@ def _key(name: str, layout: tuple[object, ...], ll: Any) -> str:
     """The cache key of ``name``'s machine code for argument ``layout`` on this machine."""
     parts = [_MAGIC.decode().strip(), name, repr(layout), _sources(), _installed_stamp(), sys.version,
              platform.machine(), ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(),
-             sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_") and k != "NUMBA_CACHE_DIR")]
+             sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_") and k not in _NOT_CODE),
+             _numba_config_file()]
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:40]
+
+
+#: numba settings that change where its cache is or how many threads run, not the machine code.
+_NOT_CODE = ("NUMBA_CACHE_DIR", "NUMBA_NUM_THREADS")
+
+
+def _numba_config_file() -> str | None:
+    """The digest of ``.numba_config.yaml`` in the current folder (numba reads its settings from
+    it, as from ``NUMBA_*`` variables), None when there is none."""
+    try:
+        return hashlib.sha256(pathlib.Path(".numba_config.yaml").read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _path(folder: pathlib.Path, name: str, key: str) -> pathlib.Path:
@@ -181,8 +200,9 @@ def _path(folder: pathlib.Path, name: str, key: str) -> pathlib.Path:
 
 
 def _symbols(obj: bytes) -> tuple[list[str], list[str]] | None:
-    """(undefined, defined) symbol names of a relocatable ELF64 little-endian object; None when
-    it is not such an object, or is damaged."""
+    """(undefined, defined) symbol names of a relocatable ELF64 little-endian object (defined:
+    global or weak ones, those another object can call); None when it is not such an object,
+    or is damaged."""
     try:
         if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
             return None
@@ -202,9 +222,13 @@ def _symbols(obj: bytes) -> tuple[list[str], list[str]] | None:
             strings = obj[strtab[4]:strtab[4] + strtab[5]]
             for at in range(sec[4], sec[4] + sec[5], 24):
                 st_name, st_info, _other, st_shndx = struct.unpack_from("<IBBH", obj, at)
-                if st_name and st_info & 0xF not in (3, 4):  # not a section's or the source file's name
-                    end = strings.index(b"\0", st_name)
-                    (undefined if st_shndx == 0 else defined).append(strings[st_name:end].decode())
+                if not st_name or st_info & 0xF in (3, 4):  # a section's or the source file's name
+                    continue
+                end = strings.index(b"\0", st_name)
+                if st_shndx == 0:
+                    undefined.append(strings[st_name:end].decode())
+                elif st_info >> 4 in (1, 2):  # global or weak: what another object can call
+                    defined.append(strings[st_name:end].decode())
         return undefined, defined
     except (struct.error, IndexError, ValueError, UnicodeDecodeError):
         return None
@@ -230,8 +254,9 @@ def save(name: str, layout: tuple[object, ...], obj: bytes, symbol: str) -> path
     if not supported() or not _flat_layout(layout):
         return None
     folder = directory()
-    if undefined_symbols(obj) is None or folder is None:
+    if undefined_symbols(obj) is None or symbol not in (defined_symbols(obj) or ()) or folder is None:
         return None
+    temp: pathlib.Path | None = None
     try:
         ll = _llvm()
         entry = _entry_object(ll, symbol, _width(layout))
@@ -239,11 +264,17 @@ def save(name: str, layout: tuple[object, ...], obj: bytes, symbol: str) -> path
                   "sha256": hashlib.sha256(obj + entry).hexdigest()}
         path = _path(folder, name, _key(name, layout, ll))
         temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        with open(temp, "wb") as f:
+        # readable and writable by this user alone, whatever the umask: load() refuses others
+        with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
             f.write(_MAGIC + json.dumps(header).encode() + b"\n" + obj + entry)
         os.replace(temp, path)
+        temp = None
     except (OSError, ImportError, ValueError, RuntimeError):
         return None
+    finally:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
     return path
 
 
@@ -262,7 +293,7 @@ def _entry_object(ll: Any, symbol: str, width: int) -> bytes:
     builder = ir.IRBuilder(entry.append_basic_block())
     values = [builder.load(builder.gep(entry.args[0], [ir.Constant(i64, i)])) for i in range(width)]
     builder.ret(builder.call(callee, values))
-    parsed = ll.parse_assembly(str(module))
+    parsed = ll.parse_assembly(str(module), context=ll.create_context())  # not numba's (shared) context
     parsed.verify()
     return bytes(ll.Target.from_default_triple().create_target_machine(jit=True).emit_object(parsed))
 
@@ -279,8 +310,10 @@ def load(name: str, layout: tuple[object, ...]) -> NativeKernel | None:
             folder = directory()
             if folder is None:
                 return None
-            data = _path(folder, name, _key(name, layout, ll)).read_bytes()
+            data = _read_own(_path(folder, name, _key(name, layout, ll)))
         except (OSError, ImportError, ValueError):
+            return None
+        if data is None:
             return None
         parsed = _parse(data)
         if parsed is None:
@@ -288,11 +321,24 @@ def load(name: str, layout: tuple[object, ...]) -> NativeKernel | None:
         header, objects = parsed
         address = _LOADED.get(header["sha256"])
         if address is None:
-            address = _add(ll, objects, header["symbol"])
+            try:
+                address = _add(ll, objects, header["symbol"])
+            except (RuntimeError, OSError, ImportError, ValueError):  # llvmlite refused it: numba's code then
+                address = None
             if address is None:
                 return None
             _LOADED[header["sha256"]] = address
         return NativeKernel(name, address, layout)
+
+
+def _read_own(path: pathlib.Path) -> bytes | None:
+    """The bytes of ``path`` when this user owns it and no one else may write it (machine code a
+    run executes: never from a file another user could have planted); else None."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+            return None
+        return f.read()
 
 
 def _add(ll: Any, objects: list[bytes], symbol: str) -> int | None:
@@ -303,7 +349,10 @@ def _add(ll: Any, objects: list[bytes], symbol: str) -> int | None:
     if not _define_numba_symbols(ll):
         return None
     target = ll.Target.from_default_triple().create_target_machine(jit=True)
-    engine = ll.create_mcjit_compiler(ll.parse_assembly(""), target)
+    # an LLVM context of its own: llvmlite's global one is numba's, which a numba compile on
+    # another thread may be using (numba guards it with its own lock, not taken here)
+    context = ll.create_context()
+    engine = ll.create_mcjit_compiler(ll.parse_assembly("", context=context), target)
     defined: set[str] = set()
     for obj in objects:
         needs = undefined_symbols(obj)
@@ -318,7 +367,7 @@ def _add(ll: Any, objects: list[bytes], symbol: str) -> int | None:
     address = int(engine.get_function_address(symbol))
     if not address:
         return None
-    _ENGINES.append(engine)
+    _ENGINES.append((engine, context))
     return address
 
 
@@ -334,7 +383,7 @@ def _parse(data: bytes) -> tuple[dict[str, Any], list[bytes]] | None:
     except ValueError:
         return None
     body = data[end + 1:]
-    if (not isinstance(header, dict) or not isinstance(header.get("symbol"), str)
+    if (not isinstance(header, dict) or header.get("symbol") != _ENTRY
             or header.get("sha256") != hashlib.sha256(body).hexdigest()):
         return None
     sizes = header.get("sizes")
@@ -440,8 +489,10 @@ class NativeKernel:
     Arguments of another layout are a TypeError, never a wrong call. A run calls its kernel
     with the same arrays batch after batch, on each of its threads, only the call's counters
     and the thread's row differing (the last two arguments): the flat values of the others
-    are worked out once and reused while the very same array objects come again (held by weak
-    references: a finished run's arrays are not kept alive)."""
+    (pointers, shapes, strides) are worked out and their layout checked once, and reused while
+    the very same array objects come again, so an array must not be reshaped or resized in
+    place between two calls (the engine never does). They are held by weak references: a
+    finished run's arrays are not kept alive."""
 
     def __init__(self, name: str, address: int, layout: tuple[object, ...]) -> None:
         self.__name__ = name
