@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -346,3 +347,26 @@ def test_a_native_kernel_keeps_no_run_alive(tmp_path: Path, monkeypatch: pytest.
     del args, again, out
     gc.collect()
     assert watched() is None
+
+
+def test_files_unused_for_a_month_are_removed_when_one_is_written(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every change of sources, numba or settings leaves a file behind: those not loaded or
+    written for 30 days go when a new file is written; one in use has its time refreshed."""
+    layout, path = _kept(tmp_path, monkeypatch)
+    folder = path.parent
+    month = time.time() - 31 * 86400
+    old, stray, other = folder / "run_chunks-old.native", folder / "x.native.1.2.tmp", folder / "notes.txt"
+    for f in (old, stray, other):
+        f.write_bytes(b"")
+        os.utime(f, (month, month))
+    os.utime(path, (month, month))
+    monkeypatch.setattr(native, "_LOADED", {})
+    assert native.load("run_chunks", layout) is not None
+    assert path.stat().st_mtime > month + 86400  # loaded: its time refreshed
+    parsed = native._parse(path.read_bytes())
+    assert parsed is not None
+    obj = parsed[1][0]
+    symbol = next(n for n in native.defined_symbols(obj) or () if n.startswith("cfunc."))
+    assert native.save("run_queue_chunks", layout, obj, symbol) is not None
+    assert path.exists() and other.exists() and not old.exists() and not stray.exists()

@@ -43,6 +43,7 @@ import struct
 import sys
 import tempfile
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -275,7 +276,29 @@ def save(name: str, layout: tuple[object, ...], obj: bytes, symbol: str) -> path
         if temp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
+    _prune(folder, keep=path)
     return path
+
+
+#: A native file not loaded or written for this long is removed when a new one is written (one
+#: is left behind by every change of sources, numba or settings); a removed file that is still
+#: wanted is written again from numba's cache by the next run that needs it.
+_MAX_AGE_DAYS = 30
+
+
+def _prune(folder: pathlib.Path, keep: pathlib.Path) -> None:
+    """Remove native files (and temporary files of failed writes) unused for _MAX_AGE_DAYS."""
+    cutoff = time.time() - _MAX_AGE_DAYS * 86400
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.path == str(keep) or not entry.name.endswith((_SUFFIX, ".tmp")):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
 
 
 def _entry_object(ll: Any, symbol: str, width: int) -> bytes:
@@ -333,12 +356,17 @@ def load(name: str, layout: tuple[object, ...]) -> NativeKernel | None:
 
 def _read_own(path: pathlib.Path) -> bytes | None:
     """The bytes of ``path`` when this user owns it and no one else may write it (machine code a
-    run executes: never from a file another user could have planted); else None."""
+    run executes: never from a file another user could have planted); else None. A file in use
+    has its time refreshed (:func:`_prune` removes those unused for a month)."""
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
         if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
             return None
-        return f.read()
+        data = f.read()
+    if st.st_mtime < time.time() - 86400:  # in use: not pruned (its time refreshed once a day at most)
+        with contextlib.suppress(OSError):
+            os.utime(path)
+    return data
 
 
 def _add(ll: Any, objects: list[bytes], symbol: str) -> int | None:
