@@ -3,8 +3,9 @@
 Runs ``python3 -m mathhammer shoot railgun --target knight`` with a fresh, empty
 ``NUMBA_CACHE_DIR`` (the kernels compile: a new user's first run), then again with that cache
 (warm: the kernel's machine code comes from the native cache the cold run wrote under it,
-mathhammer/kernel/native.py, without importing numba). CPU time is the child's user + system time (resource.getrusage(RUSAGE_CHILDREN)), so a
-busy machine inflates the wall time but not this figure; peak RSS is the child's ru_maxrss.
+mathhammer/kernel/native.py, without importing numba). CPU time is the child's user + system
+time (resource.getrusage(RUSAGE_CHILDREN)), so a busy machine inflates the wall time but not
+this figure; peak RSS is the child's ru_maxrss.
 Targets (issue 8): cold <= 15 CPU-s and <= 400 MB; warm <= 0.45 CPU-s.
 
 The runs measure what a user's machine does: ``PYTHONDONTWRITEBYTECODE`` is dropped from the
