@@ -238,7 +238,7 @@ def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int, *, large
         most[0] = max([most[0] or 0, *(_result_bytes(o) for o in outcomes)])
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
-                               initializer=_quiet_worker)
+                               initializer=_quiet_worker, initargs=(os.getpid(),))
     try:
         def submit(keys: list[int]) -> tuple[Future[Any], list[int]]:
             return pool.submit(_run_batch, [tasks[i] for i in keys]), keys
@@ -312,9 +312,12 @@ def _run_batch(batch: list[Task]) -> list[Outcome]:
     return [run_task(task, threads=1, cache=_WORKER_CACHE) for task in batch]
 
 
-def _quiet_worker() -> None:
-    """A worker process: Ctrl-C (sent to the whole foreground process group) ends it at once
-    and without a traceback, and it does not outlive its parent (Linux)."""
+def _quiet_worker(parent: int) -> None:
+    """A worker process of ``parent``: Ctrl-C (sent to the whole foreground process group) ends
+    it at once and without a traceback, and it does not outlive its parent (Linux): killed when
+    the parent ends, or ending at once if the parent already has (a Ctrl-C while the pool was
+    starting: the kill is asked for only now, and a worker left waiting for tasks would hold the
+    command's output open for ever)."""
     signal.signal(signal.SIGINT, lambda *_: os._exit(130))
     try:
         import ctypes
@@ -324,3 +327,5 @@ def _quiet_worker() -> None:
         libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux: the pool's own shutdown ends the workers
         pass
+    if os.getppid() != parent:  # the parent ended before the kill was asked for
+        os._exit(130)

@@ -212,3 +212,24 @@ def test_a_pickled_result_is_the_same_result_at_half_the_size():
     assert back.damage.probabilities.tobytes() == result.damage.probabilities.tobytes()
     assert {k: v.probabilities.tobytes() for k, v in back.stages.items()} == \
         {k: v.probabilities.tobytes() for k, v in result.stages.items()}
+
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="worker processes are forked on Linux only")
+def test_a_worker_whose_parent_has_already_ended_ends_at_once() -> None:
+    """A Ctrl-C while the pool starts can end the parent before a worker asks to be killed with
+    it; such a worker must not wait for tasks for ever (it would hold the output pipe open). A
+    worker whose parent is alive carries on. (Forked from a fresh process, not from pytest's.)"""
+    script = """if True:
+        import os
+        from mathhammer import batch
+        for parent, expected in ((os.getpid() + 1_000_000, 130), (os.getpid(), 0)):
+            pid = os.fork()
+            if pid == 0:
+                batch._quiet_worker(parent)
+                os._exit(0)
+            _, status = os.waitpid(pid, 0)
+            print(os.WEXITSTATUS(status) if os.WIFEXITED(status) else "signal", expected)
+    """
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
+    assert r.stdout.split() == ["130", "130", "0", "0"], r.stderr
