@@ -33,6 +33,8 @@ from mathhammer.kernel import _cache
 from mathhammer.model import Context, Matchup
 from mathhammer.notation import parse_target, parse_weapon
 
+from . import kernel_cache
+
 ROOT = Path(__file__).resolve().parent.parent
 WEAPON = "A D6 BS3+ S5 AP-1 D D3 [SUSTAINED HITS D3, DEVASTATING WOUNDS, HAZARDOUS]"
 TARGET = "T4 SV3+ W2 MODELS10 FNP5+"
@@ -265,13 +267,7 @@ def test_temporary_folder_another_user_could_write_is_refused(tmp_path: Path, mo
 @pytest.fixture(scope="module")
 def warm_cache() -> list[Path]:
     """The kernel's cache files in this process's cache folder (loaded or compiled here once)."""
-    montecarlo.run(_inputs(), trials=100, seed=1)
-    folder = kernel.cache_path()
-    if folder is None:
-        pytest.skip("numba caching is disabled here")
-    files = sorted(Path(folder).glob("simulate.run_chunks-*.nb[ic]"))
-    assert any(f.suffix == ".nbi" for f in files) and any(f.suffix == ".nbc" for f in files)
-    return files
+    return kernel_cache.warm_files()
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -285,17 +281,6 @@ def _run(env: dict[str, str], *args: str, cwd: Path = ROOT) -> subprocess.Comple
                           timeout=900, check=False)
 
 
-def _seeded_cache(env: dict[str, str], warm: list[Path], cwd: Path = ROOT) -> Path:
-    """Copy the warm cache files to where the kernel looks for them under ``env``."""
-    where = _run(env, "-c", "from mathhammer import kernel; print(kernel.cache_path())", cwd=cwd)
-    assert where.returncode == 0, where.stderr
-    folder = Path(where.stdout.strip())
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in warm:
-        shutil.copy2(f, folder / f.name)
-    return folder
-
-
 def _result(proc: subprocess.CompletedProcess[str]) -> tuple[Any, Any]:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -305,7 +290,7 @@ def _result(proc: subprocess.CompletedProcess[str]) -> tuple[Any, Any]:
 def _check_recovers(tmp_path: Path, warm: list[Path], suffixes: tuple[str, ...]) -> None:
     # numba's cache alone: a native kernel kept by the first run would serve the later ones
     env = _env(NUMBA_CACHE_DIR=str(tmp_path / "numba"), MATHHAMMER_NATIVE_KERNELS="0")
-    folder = _seeded_cache(env, warm)
+    folder = kernel_cache.seed(env, warm)
     healthy = _run(env, *CLI)
     assert COMPILING not in healthy.stderr, "the copied cache was not used"
     expected = _result(healthy)
@@ -362,7 +347,7 @@ def test_read_only_installation_without_home_uses_a_temporary_cache(tmp_path: Pa
     env = _env(PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1", HOME="/dev/null",
                NUMBA_CACHE_DIR="/dev/null/numba", TMPDIR=str(temp))
     env.pop("XDG_CACHE_HOME", None)
-    folder = _seeded_cache(env, warm_cache, cwd=copy)
+    folder = kernel_cache.seed(env, warm_cache, cwd=copy)
     assert folder.is_relative_to(temp)
     proc = _run(env, *CLI, cwd=copy)
     damage, _models = _result(proc)

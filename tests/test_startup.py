@@ -23,6 +23,8 @@ from typer.testing import CliRunner
 
 from mathhammer.cli import app
 
+from .documents import without_timings
+
 PY = [sys.executable, "-m", "mathhammer"]
 _SCRIPT = Path(sys.executable).with_name("mathhammer")
 #: What pip installed next to this Python (what a user runs), else whatever is on PATH.
@@ -47,15 +49,6 @@ def _unexpected(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip() and not line.lstrip().startswith(_ALLOWED_STDERR)]
 
 
-def _without_timings(doc: Any) -> Any:
-    """A JSON document without wall-clock fields (the only part two runs may differ in)."""
-    if isinstance(doc, dict):
-        return {k: _without_timings(v) for k, v in doc.items() if "seconds" not in k}
-    if isinstance(doc, list):
-        return [_without_timings(v) for v in doc]
-    return doc
-
-
 # --- the console script: fast exit, one JSON document, nothing else ----------------------------
 
 ENTRY_POINTS = [pytest.param(PY, id="python -m mathhammer"),
@@ -74,7 +67,7 @@ def test_entry_point_prints_the_same_json_as_the_library(cmd: list[str], tmp_pat
     assert doc["trials"] == 1000 and doc["seed"] == 7
     in_process = CliRunner().invoke(app, MC, env={"NO_COLOR": "1"})
     assert in_process.exit_code == 0, in_process.output
-    assert _without_timings(doc) == _without_timings(json.loads(in_process.stdout))
+    assert without_timings(doc) == without_timings(json.loads(in_process.stdout))
 
 
 _PROBE = """
@@ -131,7 +124,7 @@ def test_warm_run_loads_the_native_kernel_without_numba(tmp_path: Path) -> None:
     assert [line for line in _unexpected(r.stderr) if not line.startswith("PROBE ")] == [], r.stderr
     by_numba, r2 = _probe(MC, tmp_path, NUMBA_ONLY)
     assert "numba" in set(by_numba["loaded"]), r2.stderr
-    assert _without_timings(json.loads(r.stdout)) == _without_timings(json.loads(r2.stdout))
+    assert without_timings(json.loads(r.stdout)) == without_timings(json.loads(r2.stdout))
 
 
 def test_monte_carlo_run_is_trimmed_and_ends_through_os_exit(tmp_path: Path) -> None:

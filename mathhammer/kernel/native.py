@@ -261,8 +261,7 @@ def save(name: str, layout: tuple[object, ...], obj: bytes, symbol: str) -> path
     try:
         ll = _llvm()
         entry = _entry_object(ll, symbol, _width(layout))
-        header = {"symbol": _ENTRY, "sizes": [len(obj), len(entry)],
-                  "sha256": hashlib.sha256(obj + entry).hexdigest()}
+        header = {"sizes": [len(obj), len(entry)], "sha256": hashlib.sha256(obj + entry).hexdigest()}
         path = _path(folder, name, _key(name, layout, ll))
         temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         # readable and writable by this user alone, whatever the umask: load() refuses others
@@ -345,7 +344,7 @@ def load(name: str, layout: tuple[object, ...]) -> NativeKernel | None:
         address = _LOADED.get(header["sha256"])
         if address is None:
             try:
-                address = _add(ll, objects, header["symbol"])
+                address = _add(ll, objects, _ENTRY)
             except (RuntimeError, OSError, ImportError, ValueError):  # llvmlite refused it: numba's code then
                 address = None
             if address is None:
@@ -411,8 +410,7 @@ def _parse(data: bytes) -> tuple[dict[str, Any], list[bytes]] | None:
     except ValueError:
         return None
     body = data[end + 1:]
-    if (not isinstance(header, dict) or header.get("symbol") != _ENTRY
-            or header.get("sha256") != hashlib.sha256(body).hexdigest()):
+    if not isinstance(header, dict) or header.get("sha256") != hashlib.sha256(body).hexdigest():
         return None
     sizes = header.get("sizes")
     if not isinstance(sizes, list) or not all(isinstance(n, int) and n > 0 for n in sizes) or sum(sizes) != len(body):
