@@ -7,7 +7,9 @@ LLVM cannot resolve), and a warm process must not import numba at all."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -234,6 +236,41 @@ def test_undefined_symbols_reads_the_objects_symbol_table(tmp_path: Path, monkey
     assert native.defined_symbols(entry) == ["mathhammer_entry"]
     assert native.undefined_symbols(b"not an object") is None
     assert native.undefined_symbols(obj[:200]) is None
+
+
+def test_the_kept_symbol_is_the_one_in_numbas_cache_entry_even_when_another_process_wrote_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """numba's symbols carry a per-process counter, and when two processes compile the same
+    kernel at once the last one's cache entry wins (CI's two test workers did): the symbol kept
+    with the object is the entry's own, which the object defines, not this process's. Two
+    dispatchers of one file in this process stand for the two processes."""
+    source = tmp_path / "tiny_kernel.py"
+    source.write_text("import numba\n\n@numba.njit(cache=True)\ndef f(a):\n    return a.sum()\n")
+    a = np.arange(3, dtype=np.int64)
+
+    def compiled(cache: Path, module: str) -> Any:
+        monkeypatch.setattr(numba.config, "CACHE_DIR", str(cache))
+        spec = importlib.util.spec_from_file_location(module, source)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        assert mod.f(a) == 3
+        return mod.f
+
+    other = compiled(tmp_path / "other", "tiny_kernel_other")  # the process that wrote last
+    mine = compiled(tmp_path / "mine", "tiny_kernel_mine")
+    sig = (numba.typeof(a),)
+    assert other.overloads[sig].fndesc.mangled_name != mine.overloads[sig].fndesc.mangled_name
+    ours = _cache.object_code(mine, sig)
+    assert ours is not None and ours[1] in (native.defined_symbols(ours[0]) or ())
+    shutil.rmtree(tmp_path / "mine")
+    shutil.copytree(tmp_path / "other", tmp_path / "mine")
+    kept = _cache.object_code(mine, sig)
+    assert kept is not None
+    obj, symbol = kept
+    assert symbol == other.overloads[sig].fndesc.llvm_cfunc_wrapper_name
+    assert symbol in (native.defined_symbols(obj) or ())
 
 
 def test_a_native_kernel_refuses_arguments_of_another_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import numba
 from numba.core import types
 from numba.core.caching import NullCache
+from numba.core.funcdesc import FunctionDescriptor
 
 from .native import private_temp_dir as _private_temp_dir
 
@@ -185,21 +186,26 @@ def object_code(dispatcher: Any, sig: tuple[Any, ...]) -> tuple[bytes, str] | No
     cached or numba's cache objects changed shape.
 
     The code is read back from numba's cache entry (numba hands the object code of a library it
-    loads to the JIT and drops it): the entry's one ELF object."""
+    loads to the JIT and drops it): the entry's one ELF object, and the symbol from the entry's
+    own function descriptor. Not this process's: numba's symbols carry a per-process counter, and
+    the entry may have been written by another process that compiled the same kernel at the
+    same time (the last writer wins), so this process's name need not be in the entry's object."""
     cache = getattr(dispatcher, "_cache", None)
     if cache is None or isinstance(cache, NullCache):
         return None
     try:
-        compiled = dispatcher.overloads[sig]
-        if compiled.signature.return_type != types.int64:  # the native entry point returns an int64
+        if dispatcher.overloads[sig].signature.return_type != types.int64:  # the native entry returns an int64
             return None
-        symbol = compiled.fndesc.llvm_cfunc_wrapper_name
         data = cache._cache_file.load(cache._index_key(sig, dispatcher.targetctx.codegen()))
     except Exception:  # noqa: BLE001 - numba internals changed or the entry is unreadable: keep nothing
         return None
     found: list[bytes] = []
     _objects(data, found)
-    return (found[0], symbol) if len(found) == 1 and isinstance(symbol, str) else None
+    descriptors = [d for d in (data if isinstance(data, tuple) else ()) if isinstance(d, FunctionDescriptor)]
+    if len(found) != 1 or len(descriptors) != 1:
+        return None
+    symbol = getattr(descriptors[0], "llvm_cfunc_wrapper_name", None)
+    return (found[0], symbol) if isinstance(symbol, str) else None
 
 
 def _objects(data: Any, found: list[bytes]) -> None:
