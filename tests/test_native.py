@@ -285,6 +285,32 @@ def test_a_native_kernel_refuses_arguments_of_another_layout(tmp_path: Path, mon
         loaded(*wrong, kernel.shapes.new_claims(), 0)
 
 
+def test_the_flat_arguments_carry_each_arrays_data_pointer_shape_and_strides() -> None:
+    """Whichever way the data pointer is read, it is numpy's own, for plain arrays, views with
+    an offset and strides, read-only and empty arrays."""
+    base = np.arange(60, dtype=np.int64).reshape(6, 10)
+    frozen = np.arange(5, dtype=np.int8)
+    frozen.flags.writeable = False
+    arrays = (base, base[2:, 3::2], frozen, np.empty((2, 0)), np.zeros(1, dtype=np.uint64)[0:])
+    assert native._data_pointer() is not native._interface_pointer  # CPython: read directly
+    for a in arrays:
+        flat = native._flat((a, 7))
+        assert flat == [0, 0, a.size, a.itemsize, a.__array_interface__["data"][0], *a.shape, *a.strides, 7]
+
+
+def test_the_data_pointer_is_read_through_numpy_when_the_probe_disagrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the array object is not laid out as expected (another Python build, another numpy),
+    the probe sees it and numpy's interface is used."""
+    native._data_pointer.cache_clear()
+    try:
+        monkeypatch.setattr(native, "_interface_pointer", lambda a: int(a.__array_interface__["data"][0]) + 8)
+        assert native._data_pointer() is native._interface_pointer
+    finally:
+        native._data_pointer.cache_clear()
+    monkeypatch.undo()
+    assert native._data_pointer() is not native._interface_pointer
+
+
 def test_where_native_kernels_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MATHHAMMER_CACHE_DIR", str(tmp_path / "ours"))
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
