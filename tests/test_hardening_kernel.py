@@ -86,6 +86,10 @@ def test_thread_setting_is_restored_after_a_run() -> None:
 
 # --- Ctrl-C: the work is split into short kernel calls --------------------------------------------
 
+#: Position of the kernel's ``chunk_trials`` argument (trials of each chunk in this call).
+_BATCH = kernel.run_chunks.py_func.__code__.co_varnames.index("chunk_trials")
+
+
 class _Spy:
     """Stands in for the kernel dispatcher: records each call's trials and can raise SIGINT."""
 
@@ -98,7 +102,7 @@ class _Spy:
         return getattr(self.real, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
-        batch = args[6]
+        batch = args[_BATCH]
         assert int(batch.sum()) < limits.MAX_TRIALS, "the whole run was handed to one kernel call"
         self.real(*args, **kwargs)
         self.calls.append(int(batch.sum()))
@@ -112,9 +116,14 @@ def test_ctrl_c_stops_a_long_run_between_short_kernel_calls(monkeypatch: pytest.
     spy = _Spy(kernel.simulate_chunks, interrupt_after=4)
     monkeypatch.setattr(kernel, "simulate_chunks", spy)
     before = numba.get_num_threads()
-    with pytest.raises(KeyboardInterrupt):
-        montecarlo.run(_inputs(), trials=limits.MAX_TRIALS, seed=3, threads=1)
-    assert len(spy.calls) == 4 and sum(spy.calls) < limits.MAX_TRIALS
+    # Python's own Ctrl-C handler, also where the run inherited SIGINT ignored (a background job)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            montecarlo.run(_inputs(), trials=limits.MAX_TRIALS, seed=3, threads=1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert len(spy.calls) == 4 and 0 < sum(spy.calls) < limits.MAX_TRIALS
     assert numba.get_num_threads() == before
 
 
