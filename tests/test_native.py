@@ -404,6 +404,43 @@ def test_a_native_kernel_keeps_no_run_alive(tmp_path: Path, monkeypatch: pytest.
     assert watched() is None
 
 
+def test_a_share_that_runs_after_its_call_returned_finds_its_arguments_alive(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The calling thread returns as soon as every chunk is done, maybe before the other
+    thread has even woken: that thread's share holds the call's arrays, the claim counters
+    above all, until it has run (a share holding only their flat values, tried once, read freed
+    memory: a crash); then the idle thread lets them go (it used to keep the last run's arrays,
+    histograms and all, until its next share)."""
+    import gc
+    import queue
+    import threading
+    import weakref
+
+    layout, _ = _kept(tmp_path, monkeypatch)
+    loaded = native.load("run_chunks", layout)
+    assert loaded is not None
+    weapons, target, stages = CASES["fast path, no breakdown"]
+    args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
+    args[9][:] = 100
+    claims = kernel.shapes.new_claims()
+    pool = kernel.Workers(1)
+    gate = threading.Event()
+    pool._queues[0].put((gate.wait, (), queue.SimpleQueue()))  # the other thread is busy for now
+    pool.run((*args, claims), 2, loaded)  # this thread runs every chunk and returns
+    n = args[kernel._ARG_STREAMS].shape[0]
+    assert claims.tolist() == [n + 1, n]  # every chunk finished here (and one claim found none)
+    watched = weakref.ref(claims), weakref.ref(args[kernel._ARG_OUT_DAMAGE])
+    del args, claims
+    gc.collect()
+    assert all(w() is not None for w in watched)  # the waiting share holds them
+    gate.set()  # the share runs (finds no chunk left) and the idle thread lets its arrays go
+    deadline = time.monotonic() + 30
+    while any(w() is not None for w in watched) and time.monotonic() < deadline:
+        time.sleep(0.01)
+        gc.collect()
+    assert all(w() is None for w in watched)
+
+
 def test_files_unused_for_a_month_are_removed_when_one_is_written(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Every change of sources, numba or settings leaves a file behind: those not loaded or

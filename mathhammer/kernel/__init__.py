@@ -235,6 +235,7 @@ class Workers:
                 done.put(e)
             else:
                 done.put(None)
+            del kernel, args, done  # an idle thread keeps no finished run's arrays alive
 
     def run(self, args: tuple[Any, ...], workers: int, kernel: Any) -> None:
         """Shares 1 .. workers - 1 of ``kernel`` on the idle threads, share 0 here; returns when
