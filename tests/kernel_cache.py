@@ -13,6 +13,7 @@ import pytest
 from mathhammer import kernel
 from mathhammer.compile import compile_matchup
 from mathhammer.engine import montecarlo
+from mathhammer.kernel import native
 from mathhammer.model import Matchup
 from mathhammer.notation import parse_target, parse_weapon
 
@@ -21,10 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def warm_files() -> list[Path]:
     """numba's cache files of ``run_chunks`` in this process's cache folder, loaded or compiled
-    here first (skips the test where numba caches nothing)."""
+    here first (skips the test where numba caches nothing). numba itself provides the kernel
+    for that run: a native kernel would leave numba's cache as it found it, maybe written for
+    other kernel sources (a developer's cache after an edit), which a subprocess would not use."""
     inputs = compile_matchup(Matchup(weapon=parse_weapon("A10 BS3+ S5 AP-1 D2"),
                                      target=parse_target("T4 SV3+ W2 MODELS10"))).inputs
-    montecarlo.run(inputs, trials=100, seed=1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(native.SWITCH, "0")
+        mp.setattr(kernel, "_NAMED", {})
+        montecarlo.run(inputs, trials=100, seed=1)
     folder = kernel.cache_path()
     if folder is None:
         pytest.skip("numba caching is disabled here")
