@@ -135,6 +135,20 @@ def test_batch_size_follows_the_measured_speed() -> None:
     assert montecarlo.next_batch(1, 1e9) == 1
 
 
+@pytest.mark.parametrize(("per_chunk", "calls"), [(500, [40, 39_960]), (400, [40, 16_000, 23_960])])
+def test_a_run_ends_with_one_call_when_the_rest_takes_at_most_two_batches(
+        monkeypatch: pytest.MonkeyPatch, per_chunk: int, calls: list[int]) -> None:
+    """40 chunks of 1,000 trials: after the first call (a trial per chunk), batches of 500 per
+    chunk leave 999 <= 2 x 500 to run, so one call runs them all instead of 500 + 499; batches
+    of 400 run 400, and then the 599 left <= 800 in one call."""
+    spy = _Spy(kernel.simulate_chunks)
+    monkeypatch.setattr(kernel, "simulate_chunks", spy)
+    monkeypatch.setattr(montecarlo, "next_batch", lambda trials, seconds: per_chunk)
+    assert montecarlo.chunk_plan(40_000).tolist() == [1_000] * 40
+    montecarlo.run(_inputs(), trials=40_000, seed=11)
+    assert spy.calls == calls
+
+
 @pytest.mark.parametrize("per_call", [1, 7, 10**9])
 def test_counts_do_not_depend_on_the_batching(monkeypatch: pytest.MonkeyPatch, per_call: int) -> None:
     """Each chunk's random stream resumes where the previous call stopped, so any split of the

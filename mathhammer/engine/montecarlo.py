@@ -52,6 +52,10 @@ BATCH_SECONDS = 0.2
 #: the fixed cost of a kernel call, so it overstates the time per trial and the next batch errs
 #: short; a large growth lets a run of 1e5 trials take two calls, not five.
 _MAX_GROWTH = 4096
+#: A call may take up to this many batches' time when that finishes the run: on a busy machine
+#: the first call's fixed cost made runs of 1e5 trials end with a call of a few thousand
+#: trials, on one thread (too short to share), after the one on two.
+_TAIL = 2
 #: A kernel call expected to take less than this (on one thread) is not split across threads:
 #: handing a share to the second thread and collecting it costs about 50 microseconds.
 _PARALLEL_SECONDS = 0.0002
@@ -124,6 +128,8 @@ def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt
             left -= batch
             trial_seconds = seconds * use / trials
             per_chunk = next_batch(per_chunk, seconds)
+            if _TAIL * per_chunk >= left.max():  # the rest in one call, not a short one after this
+                per_chunk = int(left.max())
     return time.perf_counter() - start
 
 
