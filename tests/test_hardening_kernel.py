@@ -117,12 +117,14 @@ def test_ctrl_c_stops_a_long_run_between_short_kernel_calls(monkeypatch: pytest.
     monkeypatch.setattr(kernel, "simulate_chunks", spy)
     before = numba.get_num_threads()
     # Python's own Ctrl-C handler, also where the run inherited SIGINT ignored (a background job)
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
             montecarlo.run(_inputs(), trials=limits.MAX_TRIALS, seed=3, threads=1)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if previous is not None:  # None: a handler installed from C, which Python cannot put back
+            signal.signal(signal.SIGINT, previous)
     assert len(spy.calls) == 4 and 0 < sum(spy.calls) < limits.MAX_TRIALS
     assert numba.get_num_threads() == before
 

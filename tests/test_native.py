@@ -30,6 +30,9 @@ from .documents import without_timings
 pytestmark = pytest.mark.skipif(not native.supported(), reason="native kernels are kept on 64-bit Linux only")
 
 #: (weapons, target, stages): together they take both kernels and every path of run_chunks.
+#: Position of the kernels' ``chunk_trials`` argument (trials of each chunk in a call).
+_CHUNK_TRIALS = kernel.run_chunks.py_func.__code__.co_varnames.index("chunk_trials")
+
 CASES = {
     "fast path, breakdown": ("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "T4 SV3+ W2 MODELS10", True),
     "fast path, no breakdown": ("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "T4 SV3+ W2 MODELS10", False),
@@ -249,17 +252,18 @@ def test_the_kept_symbol_is_the_one_in_numbas_cache_entry_even_when_another_proc
     source.write_text("import numba\n\n@numba.njit(cache=True)\ndef f(a):\n    return a.sum()\n")
     a = np.arange(3, dtype=np.int64)
 
-    def compiled(cache: Path, module: str) -> Any:
+    def compiled(cache: Path) -> Any:
+        """f of a fresh import of the file (module name tiny_kernel: only numba's counter differs)."""
         monkeypatch.setattr(numba.config, "CACHE_DIR", str(cache))
-        spec = importlib.util.spec_from_file_location(module, source)
+        spec = importlib.util.spec_from_file_location("tiny_kernel", source)
         assert spec is not None and spec.loader is not None
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         assert mod.f(a) == 3
         return mod.f
 
-    other = compiled(tmp_path / "other", "tiny_kernel_other")  # the process that wrote last
-    mine = compiled(tmp_path / "mine", "tiny_kernel_mine")
+    other = compiled(tmp_path / "other")  # the process that wrote last
+    mine = compiled(tmp_path / "mine")
     sig = (numba.typeof(a),)
     assert other.overloads[sig].fndesc.mangled_name != mine.overloads[sig].fndesc.mangled_name
     ours = _cache.object_code(mine, sig)
@@ -390,12 +394,12 @@ def test_a_native_kernel_keeps_no_run_alive(tmp_path: Path, monkeypatch: pytest.
     assert loaded is not None
     weapons, target, stages = CASES["fast path, no breakdown"]
     args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
-    args[9][:] = 0  # no trials: only the call itself
+    args[_CHUNK_TRIALS][:] = 0  # no trials: only the call itself
     loaded(*args, kernel.shapes.new_claims(), 0)
     again = list(args)
     again[kernel._ARG_OUT_DAMAGE] = args[kernel._ARG_OUT_DAMAGE].copy()  # a new array in the same place
     out = again[kernel._ARG_OUT_DAMAGE]
-    again[9][:] = 100
+    again[_CHUNK_TRIALS][:] = 100
     loaded(*again, kernel.shapes.new_claims(), 0)
     assert out.sum() > 0  # the new array was written, not the old one the flat values first named
     watched = weakref.ref(out)  # held by the kernel's memory of its last call, and by this test only
@@ -421,19 +425,21 @@ def test_a_share_that_runs_after_its_call_returned_finds_its_arguments_alive(tmp
     assert loaded is not None
     weapons, target, stages = CASES["fast path, no breakdown"]
     args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
-    args[9][:] = 100
+    args[_CHUNK_TRIALS][:] = 100
     claims = kernel.shapes.new_claims()
     pool = kernel.Workers(1)
     gate = threading.Event()
     pool._queues[0].put((gate.wait, (), queue.SimpleQueue()))  # the other thread is busy for now
-    pool.run((*args, claims), 2, loaded)  # this thread runs every chunk and returns
-    n = args[kernel._ARG_STREAMS].shape[0]
-    assert claims.tolist() == [n + 1, n]  # every chunk finished here (and one claim found none)
-    watched = weakref.ref(claims), weakref.ref(args[kernel._ARG_OUT_DAMAGE])
-    del args, claims
-    gc.collect()
-    assert all(w() is not None for w in watched)  # the waiting share holds them
-    gate.set()  # the share runs (finds no chunk left) and the idle thread lets its arrays go
+    try:
+        pool.run((*args, claims), 2, loaded)  # this thread runs every chunk and returns
+        n = args[kernel._ARG_STREAMS].shape[0]
+        assert claims.tolist() == [n + 1, n]  # every chunk finished here (and one claim found none)
+        watched = weakref.ref(claims), weakref.ref(args[kernel._ARG_OUT_DAMAGE])
+        del args, claims
+        gc.collect()
+        assert all(w() is not None for w in watched)  # the waiting share holds them
+    finally:
+        gate.set()  # the share runs (finds no chunk left) and the idle thread lets its arrays go
     deadline = time.monotonic() + 30
     while any(w() is not None for w in watched) and time.monotonic() < deadline:
         time.sleep(0.01)

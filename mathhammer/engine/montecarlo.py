@@ -104,8 +104,8 @@ def next_batch(trials: int, seconds: float) -> int:
 def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt.NDArray[np.int64],
                  threads: int, runs: Any) -> float:
     """Call the kernel ``runs`` until chunk c has run ``sizes[c]`` trials, each call about BATCH_SECONDS
-    long (``batch`` is the kernel's trials-per-chunk argument in ``args``), on ``threads``
-    threads. Returns the seconds.
+    long, the last up to _TAIL times that (``batch`` is the kernel's trials-per-chunk argument in
+    ``args``), on ``threads`` threads. Returns the seconds.
 
     The first calls are tiny (they measure the speed, so that a Ctrl-C is never far away); a call
     expected to take less than _PARALLEL_SECONDS runs on the calling thread alone, where handing

@@ -250,7 +250,10 @@ class Workers:
         for _ in range(1, workers):
             error = done.get()
             if error is not None:
-                raise error
+                try:
+                    raise error
+                finally:  # the traceback holds this frame: no cycle keeping the run's arrays
+                    del error
 
 
 _WORKERS: list[Workers] = []

@@ -547,7 +547,7 @@ class NativeKernel:
         prefix = last[1]
         flat[:prefix.size] = prefix
         flat[prefix.size:] = _flat(tail)
-        return int(self._entry(flat.__array_interface__["data"][0]))
+        return int(self._entry(_data_pointer()(flat)))
 
 
 def _same(kept: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
