@@ -350,3 +350,34 @@ def test_the_call_ends_when_every_chunk_is_done() -> None:
 
     with pytest.raises(ZeroDivisionError, match="other share"):
         pool.run((*args, None), 2, one_left_and_it_fails)
+
+
+def test_an_error_in_another_share_keeps_no_run_alive_once_dropped() -> None:
+    """The raised error's traceback holds the frames it passed through, not a cycle back to
+    itself: once the caller drops it, the call's arrays go at once, without waiting for
+    Python's cycle collector (switched off here)."""
+    import gc
+    import weakref
+
+    streams = np.zeros((4, 2), dtype=np.uint64)
+    args: list[Any] = [None] * 10
+    args[kernel._ARG_STREAMS] = streams
+    watched = weakref.ref(streams)
+    pool = kernel.Workers(1)
+
+    def one_left_and_it_fails(*a: Any) -> int:
+        if a[-1] == 0:
+            return 3  # a chunk is still running on the other thread
+        raise ZeroDivisionError("in the other share")
+
+    gc.collect()
+    gc.disable()
+    try:
+        try:
+            pool.run((*args, None), 2, one_left_and_it_fails)
+        except ZeroDivisionError:
+            pass
+        del args, streams
+        assert watched() is None
+    finally:
+        gc.enable()
