@@ -183,7 +183,7 @@ def test_the_file_fits_only_the_same_sources_settings_and_layout(tmp_path: Path,
     monkeypatch.setenv("NUMBA_OPT", "1")  # a numba setting that changes the machine code
     assert native.load("run_chunks", layout) is None
     monkeypatch.delenv("NUMBA_OPT")
-    monkeypatch.setattr(native, "_sources", lambda: "another version of the kernel sources")
+    monkeypatch.setattr(native, "kernel_sources", lambda: "another version of the kernel sources")
     assert native.load("run_chunks", layout) is None
 
 

@@ -9,7 +9,7 @@ import numba
 from numba.core import types
 
 from ._cache import Location, cache_dir, choose_location
-from .native import _sources, sources_digest
+from .native import kernel_sources, sources_digest
 
 __all__ = ["LOCATION", "SOURCES", "jit", "jit_by_constant", "sources_digest", "stamp_with_sources"]
 
@@ -28,7 +28,7 @@ def stamp_with_sources(dispatcher: Any, digest: str) -> None:
 
 
 #: The digest of this package's sources, joined to every kernel's cache stamp.
-SOURCES = _sources()
+SOURCES = kernel_sources()
 
 
 def _njit(*, by_constant: bool = False, **options: Any) -> Callable[[Any], Any]:

@@ -53,8 +53,8 @@ import numpy.typing as npt
 
 from .shapes import layout_of
 
-__all__ = ["NativeKernel", "defined_symbols", "directory", "load", "private_temp_dir", "save", "sources_digest",
-           "supported", "undefined_symbols"]
+__all__ = ["NativeKernel", "defined_symbols", "directory", "kernel_sources", "load", "private_temp_dir", "save",
+           "sources_digest", "supported", "undefined_symbols"]
 
 #: First line of a native cache file; a new format gets a new line.
 _MAGIC = b"mathhammer-native 2\n"
@@ -80,7 +80,8 @@ def sources_digest(folder: pathlib.Path) -> str:
 
 
 @functools.cache
-def _sources() -> str:
+def kernel_sources() -> str:
+    """The digest of this package's sources (:func:`sources_digest`), worked out once."""
     return sources_digest(pathlib.Path(__file__).parent)
 
 
@@ -176,7 +177,7 @@ def _installed_stamp() -> list[object]:
 
 def _key(name: str, layout: tuple[object, ...], ll: Any) -> str:
     """The cache key of ``name``'s machine code for argument ``layout`` on this machine."""
-    parts = [_MAGIC.decode().strip(), name, repr(layout), _sources(), _installed_stamp(), sys.version,
+    parts = [_MAGIC.decode().strip(), name, repr(layout), kernel_sources(), _installed_stamp(), sys.version,
              platform.machine(), ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(),
              sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_") and k not in _NOT_CODE),
              _numba_config_file()]
