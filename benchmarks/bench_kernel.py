@@ -7,13 +7,18 @@ Run: python3 benchmarks/bench_kernel.py [--trials N] [--repeats R]
 Prints trials per CPU-second and per wall-second for the kernel on 1 thread without and with
 the per-stage breakdown (what the command line shows), on 2 threads, for numpy, and the
 ratios; the mean damage of each (exact value 350/54 = 6.4815) as a sanity check. Then the
-wall time of short runs (1e5 trials) on 1 and 2 threads, whole library calls.
+wall time of short runs (1e5 trials) on 1 and 2 threads, whole library calls and their kernel
+calls, beside the most two threads could give those whole calls and what this host gave two
+threads on a loop of the same length with nothing shared (a shared virtual machine's second
+core often wakes late or runs slow: read the kernel's ratio against that one).
 """
 
 from __future__ import annotations
 
 import argparse
+import queue
 import statistics
+import threading
 import time
 
 import numba
@@ -72,15 +77,71 @@ def timed(fn, repeats: int) -> tuple[float, float, object]:
     return statistics.median(cpu), statistics.median(wall), out
 
 
+@numba.njit(nogil=True)
+def _busy_loop(n: int, seed: int, table: np.ndarray, hist: np.ndarray) -> int:
+    """``n`` steps of a splitmix64 stream, each a table lookup and a histogram count: a loop
+    with nothing to share between threads (its own row of ``hist``), to time what this host
+    gives two threads."""
+    s = np.uint64(seed)
+    mask = np.uint64(table.size - 1)
+    for _ in range(n):
+        s = s + np.uint64(0x9E3779B97F4A7C15)
+        z = (s ^ (s >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        hist[table[np.int64((z ^ (z >> np.uint64(31))) & mask)] & 63] += 1
+    return 0
+
+
+class HostReference:
+    """What this host gives two threads on a loop of a given length: the loop split in two
+    halves, one on the calling thread and one on an idle thread woken through a queue (as the
+    kernel's worker threads are). On a shared virtual machine the second core may wake late or
+    run slowly; this shows by how much, measured beside the kernel, in the same minutes."""
+
+    def __init__(self) -> None:
+        self.table = np.arange(4096, dtype=np.int64)
+        self.hist = np.zeros((2, 128), dtype=np.int64)
+        _busy_loop(10, 1, self.table, self.hist[0])  # compile
+        start = time.perf_counter()
+        _busy_loop(2_000_000, 1, self.table, self.hist[0])
+        self.step = (time.perf_counter() - start) / 2_000_000
+        self._todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[None] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            _busy_loop(self._todo.get(), 2, self.table, self.hist[1])
+            self._done.put(None)
+
+    def run(self, seconds: float, threads: int) -> float:
+        """Wall seconds of a loop that takes about ``seconds`` on one thread, on ``threads``."""
+        n = max(2, int(seconds / self.step))
+        start = time.perf_counter()
+        if threads == 1:
+            _busy_loop(n, 1, self.table, self.hist[0])
+        else:
+            self._todo.put(n // 2)
+            _busy_loop(n - n // 2, 3, self.table, self.hist[0])
+            self._done.get()
+        return time.perf_counter() - start
+
+
 def small_runs(trials: int, calls: int, rounds: int = 5) -> None:
     """Whole library calls (tables, histograms, results: what a script pays) of ``trials``
     trials on 1 and 2 threads, alternating, for the reference scenario and a finite target;
     the median over ``rounds`` of each round's median wall time. Beside it, the wall time of the
-    same calls' kernel calls alone (what two cores can share; the rest is Python on one)."""
+    same calls' kernel calls alone (what two cores can share; the rest is Python on one), what
+    two threads would give the whole calls if the kernel calls took exactly half as long (the
+    Python before, between and after them stays on one thread), and what this host gave a
+    loop with nothing shared, as long as the kernel calls on one thread, split over two threads
+    in the same rounds (:class:`HostReference`)."""
     print(f"runs of {trials:,} trials, median wall time ({rounds} rounds of {calls}), whole montecarlo.run calls"
-          " | their kernel calls:")
+          " | their kernel calls | whole calls with the kernel exactly twice as fast | a loop as long as the"
+          " kernel calls, nothing shared:")
     real = kernel.simulate_chunks
     in_kernel = [0.0]
+    host = HostReference()
 
     def timed_kernel(*a, **kw):
         start = time.perf_counter()
@@ -93,24 +154,34 @@ def small_runs(trials: int, calls: int, rounds: int = 5) -> None:
             for stages in (True, False):
                 medians: dict[int, list[float]] = {1: [], 2: []}
                 kernel_medians: dict[int, list[float]] = {1: [], 2: []}
+                host_medians: dict[int, list[float]] = {1: [], 2: []}
                 for threads in (1, 2):
                     montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
+                loop = 0.0  # the kernel calls' seconds on one thread, as last measured
                 for _ in range(rounds):
                     for threads in (1, 2):
-                        walls, kernels = [], []
+                        walls, kernels, loops = [], [], []
                         for _ in range(calls):
                             in_kernel[0] = 0.0
                             start = time.perf_counter()
                             montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
                             walls.append(time.perf_counter() - start)
                             kernels.append(in_kernel[0])
+                            if loop:
+                                loops.append(host.run(loop, threads))
                         medians[threads].append(statistics.median(walls))
                         kernel_medians[threads].append(statistics.median(kernels))
+                        if threads == 1:
+                            loop = statistics.median(kernels)
+                        if loops:
+                            host_medians[threads].append(statistics.median(loops))
                 one, two = statistics.median(medians[1]), statistics.median(medians[2])
                 k1, k2 = statistics.median(kernel_medians[1]), statistics.median(kernel_medians[2])
+                h1, h2 = statistics.median(host_medians[1]), statistics.median(host_medians[2])
                 print(f"  {label:17s} {'with stages' if stages else 'no stages':11s} 1 thread {one * 1e3:6.2f} ms,"
                       f" 2 threads {two * 1e3:6.2f} ms: {one / two:.2f}x | kernel {k1 * 1e3:6.2f} ms,"
-                      f" {k2 * 1e3:6.2f} ms: {k1 / k2:.2f}x")
+                      f" {k2 * 1e3:6.2f} ms: {k1 / k2:.2f}x | at best {one / (one - k1 / 2):.2f}x"
+                      f" | host {h1 / h2:.2f}x")
     finally:
         kernel.simulate_chunks = real
 
