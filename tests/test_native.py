@@ -289,6 +289,38 @@ def test_a_native_kernel_refuses_arguments_of_another_layout(tmp_path: Path, mon
         loaded(*wrong, kernel.shapes.new_claims(), 0)
 
 
+def test_prepare_binds_the_runs_arrays_so_its_first_call_checks_nothing_again(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """prepare() has the arguments' layout at hand (it finds the kernel by it): the native kernel
+    it returns has their flat values worked out, and its first call with them neither works out
+    their layout again nor flattens more than the call's counters and row; other arrays are
+    flattened anew. A layout that is not the machine code's is refused by bind as by a call."""
+    layout, _ = _kept(tmp_path, monkeypatch)
+    loaded = native.load("run_chunks", layout)
+    assert loaded is not None
+    weapons, target, stages = CASES["fast path, no breakdown"]
+    args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
+    args[_CHUNK_TRIALS][:] = 0  # no trials: only the call itself
+    call = (*args, kernel.shapes.new_claims(), 0)
+    monkeypatch.setitem(kernel._NAMED, ("run_chunks", layout), loaded)
+    assert kernel.prepare("run_chunks", call) is loaded
+    layouts, flats = [], []
+    real_layout, real_flat = native.layout_of, native._flat
+    monkeypatch.setattr(native, "layout_of", lambda a: layouts.append(len(a)) or real_layout(a))
+    monkeypatch.setattr(native, "_flat", lambda a: flats.append(len(a)) or real_flat(a))
+    loaded(*call)
+    assert (layouts, flats) == ([2], [2])  # the counters and row only
+    other = list(call)
+    other[kernel._ARG_OUT_DAMAGE] = other[kernel._ARG_OUT_DAMAGE].copy()
+    layouts.clear(), flats.clear()
+    loaded(*other)
+    assert (layouts, flats) == ([len(call)], [len(call) - 2, 2])
+    wrong = list(call)
+    wrong[0] = wrong[0].astype(np.int64)
+    with pytest.raises(TypeError, match="another layout"):
+        loaded.bind(tuple(wrong), kernel.layout_of(tuple(wrong)))
+
+
 def test_the_flat_arguments_carry_each_arrays_data_pointer_shape_and_strides() -> None:
     """Whichever way the data pointer is read, it is numpy's own, for plain arrays, views with
     an offset and strides, read-only and empty arrays."""

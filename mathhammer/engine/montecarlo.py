@@ -14,6 +14,7 @@ before it, and a run with the stage breakdown different ones than a run without.
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import time
 from collections.abc import Iterator
@@ -59,6 +60,9 @@ _TAIL = 2
 #: A kernel call expected to take less than this (on one thread) is not split across threads:
 #: handing a share to the second thread and collecting it costs about 50 microseconds.
 _PARALLEL_SECONDS = 0.0002
+
+#: Flag.HAZARDOUS and Flag.STAGES as plain ints (an enum's operators cost microseconds).
+_HAZARDOUS, _STAGES = int(Flag.HAZARDOUS), int(Flag.STAGES)
 
 #: Whether a compile shows seconds elapsed on a terminal (set by :func:`live_compile_status`).
 _LIVE: ContextVar[bool] = ContextVar("mathhammer_live_compile_status", default=False)
@@ -177,14 +181,14 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
     out_over = _rows(n, 2 * len(StageCount), np.float64)  # per chunk: see the kernel
     params = u.params.copy()
     if stages:
-        params[..., Param.FLAGS] |= Flag.STAGES
-    group_offsets = np.concatenate([[0], np.cumsum([m + 1 for m in u.group_models])]).astype(np.int64)
+        params[..., Param.FLAGS] |= _STAGES
+    group_offsets = np.array([0, *itertools.accumulate(m + 1 for m in u.group_models)], dtype=np.int64)
     unit = np.zeros(len(UnitParam), dtype=np.int64)
     unit[UnitParam.BODYGUARD] = u.bodyguard_groups
     unit[UnitParam.WOUNDS_LEFT] = u.wounds_left
     # the firing models that make Hazardous tests: how many, their W and Feel No Pain (from the
     # first Hazardous weapon group: every group's pair says the same of the attacking unit)
-    hazard = next((g for g in range(u.n_weapons) if u.params[g, 0, Param.FLAGS] & Flag.HAZARDOUS), 0)
+    hazard = next((g for g, f in enumerate(u.params[:, 0, Param.FLAGS].tolist()) if f & _HAZARDOUS), 0)
     attacker = np.array([[u.hazard_firing, int(u.params[hazard, 0, Param.HAZARD_WOUNDS]),
                           int(u.params[hazard, 0, Param.HAZARD_FNP])]], dtype=np.int64)
     streams = kernel.new_streams(chunk_seeds(seed, n))
@@ -196,7 +200,8 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
             out_damage, out_models, u.stage_offsets, out_stages, out_hazard, out_hazard_models, out_over, out_groups,
             group_offsets, out_weapons, *tables, *track, _rows(slots, kernel.BUFFER, np.uint64), scratch)
     # jchunk is the last of the joint tables; the queue's mode and start the first and third of its tables
-    queue = kernel.takes_queue_path(params, u.rolls, attacker, tables[-1], track[0], track[2], scratch)
+    queue = not u.single and kernel.takes_queue_path(params, u.rolls, attacker, tables[-1], track[0], track[2],
+                                                     scratch)  # one pair's track tables are no_tables: no queue
     runs = kernel.prepare_simulation(args, live=_LIVE.get(), kernel="run_queue_chunks" if queue else "run_chunks")
     seconds = _run_batches(args, sizes, batch, slots, runs)
     damage, models, stage_counts, hazard, hazard_models, group_counts, weapon_sums = (

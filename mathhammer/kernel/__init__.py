@@ -293,8 +293,16 @@ def prepare(kernel: Any, args: tuple[object, ...], *, live: bool = False) -> Cal
         _load_or_compile(kernel, args, layout, live)
         return kernel
     found = _NAMED.get((kernel, layout))
-    if found is not None:
-        return found
+    if found is None:
+        found = _named(kernel, args, layout, live)
+    if isinstance(found, native.NativeKernel):  # its first call then skips layout_of (20 us)
+        found.bind(args, layout)
+    return found
+
+
+def _named(kernel: str, args: tuple[object, ...], layout: tuple[object, ...], live: bool) -> Callable[..., Any]:
+    """The machine code of kernel ``kernel`` for ``args`` (of ``layout``) when this process has
+    none yet: from the native cache, else numba's (then kept in the native cache)."""
     if kernel not in KERNELS:
         raise ValueError(f"no kernel named {kernel!r} (known: {', '.join(KERNELS)})")
     with _NAMED_LOCK:

@@ -537,11 +537,7 @@ class NativeKernel:
         head, tail = args[:-2], args[-2:]
         last = self._last
         if last is None or not _same(last[0], head):
-            if layout_of(args) != self.layout:
-                raise TypeError(f"{self.__name__}: arguments of another layout than the machine code's")
-            last = (tuple(weakref.ref(a) if isinstance(a, np.ndarray) else a for a in head),
-                    np.array(_flat(head), dtype=np.int64))
-            self._last = last
+            last = self.bind(args, layout_of(args))
         elif layout_of(tail) != self.layout[-2:]:
             raise TypeError(f"{self.__name__}: arguments of another layout than the machine code's")
         flat = np.empty(self._width, dtype=np.int64)
@@ -549,6 +545,19 @@ class NativeKernel:
         flat[:prefix.size] = prefix
         flat[prefix.size:] = _flat(tail)
         return int(self._entry(_data_pointer()(flat)))
+
+    def bind(self, args: tuple[Any, ...], layout: tuple[object, ...]) -> tuple[tuple[Any, ...], npt.NDArray[np.int64]]:
+        """Work out the flat values of ``args`` (a call's arguments; ``layout`` is their
+        :func:`layout_of`, which the engine has already worked out to find this kernel) for the
+        calls that follow with the same arrays. Raises TypeError when ``layout`` is not the
+        machine code's."""
+        if layout != self.layout:
+            raise TypeError(f"{self.__name__}: arguments of another layout than the machine code's")
+        head = args[:-2]
+        last = (tuple(weakref.ref(a) if isinstance(a, np.ndarray) else a for a in head),
+                np.array(_flat(head), dtype=np.int64))
+        self._last = last
+        return last
 
 
 def _same(kept: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
