@@ -9,8 +9,9 @@ the per-stage breakdown (what the command line shows), on 2 threads, for numpy, 
 ratios; the mean damage of each (exact value 350/54 = 6.4815) as a sanity check. Then the
 wall time of short runs (1e5 trials) on 1 and 2 threads, whole library calls and their kernel
 calls, beside the most two threads could give those whole calls and what this host gave two
-threads on a loop of the same length with nothing shared (a shared virtual machine's second
-core often wakes late or runs slow: read the kernel's ratio against that one).
+threads on a loop of the same length with nothing shared, handed out as the kernel's chunks
+are (a shared virtual machine's second core often wakes late or runs slow: read the kernel's
+ratio against that one).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from mathhammer import kernel
 from mathhammer.compile import compile_matchup
 from mathhammer.engine import montecarlo
+from mathhammer.kernel.claim import fetch_add
 from mathhammer.model import Context, Matchup, RerollPolicy, Target
 from mathhammer.notation import parse_weapon
 
@@ -77,53 +79,69 @@ def timed(fn, repeats: int) -> tuple[float, float, object]:
     return statistics.median(cpu), statistics.median(wall), out
 
 
+#: Chunks of the host reference loop, as many as a run of 1e5 trials has.
+_HOST_CHUNKS = 64
+
+
 @numba.njit(nogil=True)
-def _busy_loop(n: int, seed: int, table: np.ndarray, hist: np.ndarray) -> int:
-    """``n`` steps of a splitmix64 stream, each a table lookup and a histogram count: a loop
-    with nothing to share between threads (its own row of ``hist``), to time what this host
-    gives two threads."""
-    s = np.uint64(seed)
+def _busy_chunks(steps: int, table: np.ndarray, hist: np.ndarray, claims: np.ndarray) -> int:
+    """The host reference loop, shared by threads as the kernel's chunks are (mathhammer.kernel.claim):
+    take the next of _HOST_CHUNKS chunks from ``claims[0]`` until none is left, each ``steps``
+    steps of a splitmix64 stream with a table lookup and a count in this thread's row of
+    ``hist``; count each finished chunk in ``claims[1]``. Returns the chunks finished when this
+    thread found none left (all of them: every other thread is done)."""
     mask = np.uint64(table.size - 1)
-    for _ in range(n):
-        s = s + np.uint64(0x9E3779B97F4A7C15)
-        z = (s ^ (s >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        hist[table[np.int64((z ^ (z >> np.uint64(31))) & mask)] & 63] += 1
-    return 0
+    while True:
+        c = fetch_add(claims, 0, 1)
+        if c >= _HOST_CHUNKS:
+            return fetch_add(claims, 1, 0)
+        s = np.uint64(c + 1)
+        for _ in range(steps):
+            s = s + np.uint64(0x9E3779B97F4A7C15)
+            z = (s ^ (s >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            hist[table[np.int64((z ^ (z >> np.uint64(31))) & mask)] & 63] += 1
+        fetch_add(claims, 1, 1)
 
 
 class HostReference:
-    """What this host gives two threads on a loop of a given length: the loop split in two
-    halves, one on the calling thread and one on an idle thread woken through a queue (as the
-    kernel's worker threads are). On a shared virtual machine the second core may wake late or
-    run slowly; this shows by how much, measured beside the kernel, in the same minutes."""
+    """What this host gives two threads on a loop of a given length with nothing shared, handed
+    out as the kernel's calls are: _HOST_CHUNKS chunks taken one at a time from a shared
+    counter by the calling thread and an idle thread woken through a queue, the calling thread
+    returning as soon as every chunk is finished (mathhammer.kernel.Workers). On a shared
+    virtual machine the second core may wake late or run slowly; this shows by how much, in the
+    same minutes as the kernel's figures."""
 
     def __init__(self) -> None:
         self.table = np.arange(4096, dtype=np.int64)
         self.hist = np.zeros((2, 128), dtype=np.int64)
-        _busy_loop(10, 1, self.table, self.hist[0])  # compile
+        self._todo: queue.SimpleQueue[tuple[int, np.ndarray, queue.SimpleQueue[None]]] = queue.SimpleQueue()
+        self.run_steps(10, 1)  # compile
         start = time.perf_counter()
-        _busy_loop(2_000_000, 1, self.table, self.hist[0])
-        self.step = (time.perf_counter() - start) / 2_000_000
-        self._todo: queue.SimpleQueue[int] = queue.SimpleQueue()
-        self._done: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self.run_steps(4_000_000 // _HOST_CHUNKS, 1)
+        self.step = (time.perf_counter() - start) / 4_000_000
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
         while True:
-            _busy_loop(self._todo.get(), 2, self.table, self.hist[1])
-            self._done.put(None)
+            steps, claims, done = self._todo.get()
+            _busy_chunks(steps, self.table, self.hist[1], claims)
+            done.put(None)
+
+    def run_steps(self, steps: int, threads: int) -> None:
+        """The loop in chunks of ``steps`` steps on ``threads`` (1 or 2) threads."""
+        claims = np.zeros(2, dtype=np.int64)
+        done: queue.SimpleQueue[None] = queue.SimpleQueue()  # this call's: a late share reports here
+        if threads > 1:
+            self._todo.put((steps, claims, done))
+        if _busy_chunks(steps, self.table, self.hist[0], claims) < _HOST_CHUNKS:
+            done.get()  # the other thread is still in its last chunk
 
     def run(self, seconds: float, threads: int) -> float:
         """Wall seconds of a loop that takes about ``seconds`` on one thread, on ``threads``."""
-        n = max(2, int(seconds / self.step))
+        steps = max(1, int(seconds / self.step / _HOST_CHUNKS))
         start = time.perf_counter()
-        if threads == 1:
-            _busy_loop(n, 1, self.table, self.hist[0])
-        else:
-            self._todo.put(n // 2)
-            _busy_loop(n - n // 2, 3, self.table, self.hist[0])
-            self._done.get()
+        self.run_steps(steps, threads)
         return time.perf_counter() - start
 
 
@@ -131,14 +149,15 @@ def small_runs(trials: int, calls: int, rounds: int = 5) -> None:
     """Whole library calls (tables, histograms, results: what a script pays) of ``trials``
     trials on 1 and 2 threads, alternating, for the reference scenario and a finite target;
     the median over ``rounds`` of each round's median wall time. Beside it, the wall time of the
-    same calls' kernel calls alone (what two cores can share; the rest is Python on one), what
-    two threads would give the whole calls if the kernel calls took exactly half as long (the
-    Python before, between and after them stays on one thread), and what this host gave a
-    loop with nothing shared, as long as the kernel calls on one thread, split over two threads
-    in the same rounds (:class:`HostReference`)."""
+    same calls' kernel calls alone (what two cores can share; the rest is Python on one), an
+    upper bound of what two threads can give the whole calls (the kernel calls exactly twice as
+    fast; the Python before, between and after them stays on one thread, and a run's first,
+    measuring, call runs on one thread too), and what this host gave a loop as long as the
+    kernel calls on one thread, with nothing shared, on one and on two threads
+    (:class:`HostReference`), in blocks of ``calls`` after each block of runs."""
     print(f"runs of {trials:,} trials, median wall time ({rounds} rounds of {calls}), whole montecarlo.run calls"
-          " | their kernel calls | whole calls with the kernel exactly twice as fast | a loop as long as the"
-          " kernel calls, nothing shared:")
+          " | their kernel calls | at most, with the kernel calls twice as fast | a loop as long as the"
+          " kernel calls, nothing shared, on this host:")
     real = kernel.simulate_chunks
     in_kernel = [0.0]
     host = HostReference()
@@ -157,30 +176,26 @@ def small_runs(trials: int, calls: int, rounds: int = 5) -> None:
                 host_medians: dict[int, list[float]] = {1: [], 2: []}
                 for threads in (1, 2):
                     montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
-                loop = 0.0  # the kernel calls' seconds on one thread, as last measured
                 for _ in range(rounds):
+                    loop = 0.0  # this round's kernel calls on one thread (measured first)
                     for threads in (1, 2):
-                        walls, kernels, loops = [], [], []
+                        walls, kernels = [], []
                         for _ in range(calls):
                             in_kernel[0] = 0.0
                             start = time.perf_counter()
                             montecarlo.run(inputs, trials=trials, seed=1, threads=threads, stages=stages)
                             walls.append(time.perf_counter() - start)
                             kernels.append(in_kernel[0])
-                            if loop:
-                                loops.append(host.run(loop, threads))
                         medians[threads].append(statistics.median(walls))
                         kernel_medians[threads].append(statistics.median(kernels))
-                        if threads == 1:
-                            loop = statistics.median(kernels)
-                        if loops:
-                            host_medians[threads].append(statistics.median(loops))
+                        loop = loop or statistics.median(kernels)
+                        host_medians[threads].append(statistics.median(host.run(loop, threads) for _ in range(calls)))
                 one, two = statistics.median(medians[1]), statistics.median(medians[2])
                 k1, k2 = statistics.median(kernel_medians[1]), statistics.median(kernel_medians[2])
                 h1, h2 = statistics.median(host_medians[1]), statistics.median(host_medians[2])
                 print(f"  {label:17s} {'with stages' if stages else 'no stages':11s} 1 thread {one * 1e3:6.2f} ms,"
                       f" 2 threads {two * 1e3:6.2f} ms: {one / two:.2f}x | kernel {k1 * 1e3:6.2f} ms,"
-                      f" {k2 * 1e3:6.2f} ms: {k1 / k2:.2f}x | at best {one / (one - k1 / 2):.2f}x"
+                      f" {k2 * 1e3:6.2f} ms: {k1 / k2:.2f}x | at most {one / (one - k1 / 2):.2f}x"
                       f" | host {h1 / h2:.2f}x")
     finally:
         kernel.simulate_chunks = real
