@@ -69,7 +69,7 @@ class Distribution:
         """From a histogram of samples; trailing never-seen values are dropped (a copy: the
         kernel's histogram spans every value the target could take, a million bins)."""
         counts = np.asarray(counts, dtype=np.int64).ravel()
-        nz = counts.nonzero()[0]  # (np.flatnonzero costs twice as much; a run makes a dozen)
+        nz = counts.nonzero()[0]  # (np.flatnonzero costs twice as much on a run's dozen small ones)
         counts = counts[: (nz[-1] + 1) if nz.size else 1].copy()
         n = int(counts.sum())
         return cls(counts / n, n, counts)

@@ -312,9 +312,14 @@ def test_prepare_binds_the_runs_arrays_so_its_first_call_checks_nothing_again(tm
     assert (layouts, flats) == ([2], [2])  # the counters and row only
     other = list(call)
     other[kernel._ARG_OUT_DAMAGE] = other[kernel._ARG_OUT_DAMAGE].copy()
-    layouts.clear(), flats.clear()
+    layouts.clear()
+    flats.clear()
     loaded(*other)
     assert (layouts, flats) == ([len(call)], [len(call) - 2, 2])
+    layouts.clear()
+    flats.clear()
+    api.run(weapons, target, trials=3_000, seed=11, threads=2, stages=stages)  # as _calls ran it: this kernel
+    assert flats and layouts and set(layouts) == {2}  # every call of the run: its counters and row only
     wrong = list(call)
     wrong[0] = wrong[0].astype(np.int64)
     with pytest.raises(TypeError, match="another layout"):

@@ -225,7 +225,7 @@ def _track_tables(u: UnitInputs, params: npt.NDArray[np.int64]) -> tuple[npt.NDA
     loop) or where none applies."""
     from .. import kernel
 
-    if u.single:
+    if u.single:  # (run() relies on it: no_tables never take the queue path)
         return kernel.no_tables(u.stages.shape[0], u.stages.shape[1])
     return kernel.track_tables(u.stages, u.rolls, u.roll_maps, params, u.groups, u.bodyguard_groups,
                                tuple(row[0].stage_largest[StageCount.WOUNDS] for row in u.pairs))

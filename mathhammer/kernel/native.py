@@ -526,7 +526,7 @@ class NativeKernel:
         self.layout = layout
         self._width = _width(layout)
         self._entry: Callable[[int], int] = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(address)
-        #: (the arguments of the last call but its last two, their flat values); replaced whole
+        #: (the last bound arguments but their last two, their flat values: see bind); replaced whole
         #: (one attribute store), so threads calling at once at worst work it out twice.
         self._last: tuple[tuple[Any, ...], npt.NDArray[np.int64]] | None = None
 
