@@ -7,8 +7,10 @@ LLVM cannot resolve), and a warm process must not import numba at all."""
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -87,10 +89,30 @@ def _native_of(name: str, args: tuple[Any, ...], folder: Path, monkeypatch: pyte
     return loaded
 
 
+def _loaders(monkeypatch: pytest.MonkeyPatch, loader: str) -> list[str]:
+    """Make native.load use ``loader`` ("small": mathhammer.kernel.elf, or "llvm") from now on,
+    forgetting what it loaded before; returns the list of the loaders it then uses."""
+    used: list[str] = []
+    real_link, real_add = native.elf.link, native._add
+    monkeypatch.setattr(native, "_LOADED", {})
+    monkeypatch.setattr(native, "_LINKER", loader == "small")
+    monkeypatch.setattr(native.elf, "link", lambda *a: used.append("small") or real_link(*a))
+    monkeypatch.setattr(native, "_add", lambda *a: used.append("llvm") or real_add(*a))
+    return used
+
+
+_X86_64 = platform.machine() == "x86_64"
+
+
+@pytest.mark.parametrize("loader", ["small", "llvm"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_native_kernel_computes_what_numbas_does(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_kernel_computes_what_numbas_does(case: str, loader: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Every output array, the random streams and the claim counters come out bit for bit the
-    same from the native kernel and from numba's, call after call (the streams carry over)."""
+    same from the native kernel (loaded by the small loader of mathhammer.kernel.elf or by
+    LLVM's) and from numba's, call after call (the streams carry over)."""
+    if loader == "small" and not _X86_64:
+        pytest.skip("the small loader loads x86-64 objects only")
     weapons, target, stages = CASES[case]
     calls = _calls(weapons, target, stages, monkeypatch)
     assert calls
@@ -98,7 +120,9 @@ def test_native_kernel_computes_what_numbas_does(case: str, tmp_path: Path, monk
     assert name == ("run_queue_chunks" if case.startswith("queue") else "run_chunks")
     first = calls[0][1]
     full = (*first, kernel.shapes.new_claims(), 0)
+    used = _loaders(monkeypatch, loader)
     fast = _native_of(name, full, tmp_path, monkeypatch)
+    assert used == [loader]  # the small loader took it (or LLVM's alone was asked)
     by_numba = [_copy(a) for a in first]
     by_native = [_copy(a) for a in first]
     slow = getattr(kernel, name)
@@ -144,13 +168,13 @@ def test_a_run_uses_the_native_kernel_and_gets_the_same_result(tmp_path: Path, m
 
 def test_first_run_keeps_the_kernel_and_a_new_process_runs_without_numba(tmp_path: Path) -> None:
     """A run whose kernel numba provides (here from a copy of numba's cache: no compile) writes
-    the native file; a later process then neither imports numba nor compiles, and prints the
-    same numbers for the same seed."""
+    the native file; a later process then neither imports numba nor compiles (nor, on x86-64,
+    loads LLVM), and prints the same numbers for the same seed."""
     script = textwrap.dedent("""
         import sys
         from mathhammer import api
         r = api.run("A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "T4 SV3+ W2 MODELS10", trials=5000, seed=9)
-        print(list(r.damage.counts), "numba" in sys.modules)
+        print(list(r.damage.counts), "llvmlite.binding" in sys.modules, "numba" in sys.modules)
     """)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     kernel_cache.seed(env, kernel_cache.warm_files())
@@ -158,10 +182,12 @@ def test_first_run_keeps_the_kernel_and_a_new_process_runs_without_numba(tmp_pat
     assert "compiling" not in first.stderr, "the copied numba cache was not used"
     assert list((tmp_path / "mathhammer-native").glob("run_chunks-*.native"))
     second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-    counts_first, numba_first = first.stdout.rsplit(" ", 1)
-    counts_second, numba_second = second.stdout.rsplit(" ", 1)
+    counts_first, _, numba_first = first.stdout.rsplit(" ", 2)
+    counts_second, llvm_second, numba_second = second.stdout.rsplit(" ", 2)
     assert counts_first == counts_second
     assert numba_first.strip() == "True" and numba_second.strip() == "False"
+    if _X86_64:  # the small loader: not LLVM's either
+        assert llvm_second == "False"
     assert "compiling" not in second.stderr
 
 
@@ -172,6 +198,71 @@ def _kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[object
     _native_of("run_chunks", args, tmp_path, monkeypatch)
     (path,) = (tmp_path / "mathhammer-native").glob("run_chunks-*.native")
     return kernel.layout_of(args), path
+
+
+def _objects(path: Path) -> list[bytes]:
+    parsed = native._parse(path.read_bytes())
+    assert parsed is not None
+    return parsed[1]
+
+
+def _patched(obj: bytes, at: int, value: bytes) -> bytes:
+    return obj[:at] + value + obj[at + len(value):]
+
+
+@pytest.mark.skipif(not _X86_64, reason="the small loader loads x86-64 objects only")
+def test_the_small_loader_refuses_what_it_cannot_load_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another machine, a relocation of a kind it does not apply, a damaged object, a symbol
+    nobody defines or one defined twice: None (LLVM's loader then), never a guess or a crash."""
+    import struct
+
+    _, path = _kept(tmp_path, monkeypatch)
+    obj, entry = _objects(path)
+    symbols = native._numba_symbols()
+    assert symbols is not None
+    process = ctypes.CDLL(None)
+
+    def resolve(name: str) -> int | None:
+        return symbols.get(name) or ctypes.cast(getattr(process, name), ctypes.c_void_p).value
+
+    linked = native.elf.link([obj, entry], resolve)
+    assert linked is not None and linked.symbols[native._ENTRY]
+    shoff = struct.unpack_from("<Q", obj, 0x28)[0]
+    rela = next(shoff + i * 64 for i in range(struct.unpack_from("<H", obj, 0x3C)[0])
+                if struct.unpack_from("<I", obj, shoff + i * 64 + 4)[0] == 4)  # the first SHT_RELA section
+    first_relocation = struct.unpack_from("<Q", obj, rela + 24)[0]
+    assert native.elf.link([_patched(obj, first_relocation + 8, struct.pack("<I", 10)), entry], resolve) is None
+    assert native.elf.link([_patched(obj, 0x12, struct.pack("<H", 183)), entry], resolve) is None  # aarch64
+    assert native.elf.link([obj[:len(obj) // 2], entry], resolve) is None
+    assert native.elf.link([obj, entry], lambda name: None) is None
+    assert native.elf.link([obj, entry, entry], resolve) is None  # mathhammer_entry twice
+
+
+def test_load_falls_back_to_llvms_loader_when_the_small_one_refuses(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    layout, _ = _kept(tmp_path, monkeypatch)
+    used = _loaders(monkeypatch, "small")
+    monkeypatch.setattr(native.elf, "link", lambda *a: used.append("small") and None)
+    assert native.load("run_chunks", layout) is not None
+    assert used == (["small", "llvm"] if _X86_64 else ["llvm"])
+
+
+def test_the_processor_is_read_from_cpuinfo_or_else_from_llvm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key names the processor by /proc/cpuinfo's identifying lines (not its speed), or by
+    LLVM's host name and features where those are not there."""
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: X\ncpu MHz\t\t: 2596.1\nflags\t\t: fpu sse2\n\n"
+                    "processor\t: 1\nvendor_id\t: Y\n")
+    monkeypatch.setattr(native, "_CPUINFO", str(info))
+    native._cpu.cache_clear()
+    try:
+        assert native._cpu() == ["cpuinfo", "flags:fpu sse2", "vendor_id:X"]
+        monkeypatch.setattr(native, "_CPUINFO", str(tmp_path / "none"))
+        native._cpu.cache_clear()
+        found = native._cpu()
+        assert found[0] == "llvm" and found[1] and found[2]
+    finally:
+        native._cpu.cache_clear()
 
 
 def test_the_file_fits_only_the_same_sources_settings_and_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -212,9 +303,9 @@ def test_a_damaged_file_is_never_run(damage: str, tmp_path: Path, monkeypatch: p
 
 def test_a_symbol_nobody_defines_means_no_load_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """LLVM ends the process on a symbol it cannot resolve, so every symbol the object needs is
-    looked up first."""
+    looked up first (the small loader refuses such an object itself: see above)."""
     layout, _ = _kept(tmp_path, monkeypatch)
-    monkeypatch.setattr(native, "_LOADED", {})
+    _loaders(monkeypatch, "llvm")
     real = native.undefined_symbols
     monkeypatch.setattr(native, "undefined_symbols", lambda obj: [*real(obj), "mathhammer_no_such_symbol"])
     assert native.load("run_chunks", layout) is None

@@ -4,13 +4,15 @@ numba's own cache needs numba to load it, and importing numba costs 0.2-0.3 CPU-
 warm run (its compiler's modules and registries), more than the rest of a run together. So
 once numba has compiled a kernel for an argument layout (or loaded it from its cache), the
 object code numba keeps for it (relocatable machine code with every helper linked in) is
-written here too, and later processes load it with llvmlite alone, numba's code generator's
-own library, through the same object loader numba uses (MCJIT), and call numba's C wrapper
-of the kernel through ctypes, which releases the GIL as numba's own call does.
+written here too, and later processes load it without numba: on x86-64 with a small loader of
+their own (:mod:`.elf`: loading LLVM alone costs 50-70 CPU-milliseconds and 45 MB), elsewhere
+or when that refuses an object with llvmlite, numba's code generator's own library, through
+the object loader numba uses (MCJIT); then they call numba's C wrapper of the kernel through
+ctypes, which releases the GIL as numba's own call does.
 
 The file is used only when everything it was made with is the same: the kernel's sources
 (every file of this package), numba's and llvmlite's installed files, Python, the machine's
-CPU and its features, every ``NUMBA_*`` setting but the cache folder and the thread count, and
+processor (its identifying lines in ``/proc/cpuinfo``), every ``NUMBA_*`` setting but the cache folder and the thread count, and
 ``.numba_config.yaml`` in the current folder; when this user owns it and no one else may write
 it, its checksum holds and every symbol it needs is found (else numba takes over, as without
 it). numba's C wrapper would report an exception in the kernel by printing it, not raising
@@ -51,6 +53,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import elf
 from .shapes import layout_of
 
 __all__ = ["NativeKernel", "defined_symbols", "directory", "kernel_sources", "load", "private_temp_dir", "save",
@@ -175,13 +178,38 @@ def _installed_stamp() -> list[object]:
     return stamp
 
 
-def _key(name: str, layout: tuple[object, ...], ll: Any) -> str:
+def _key(name: str, layout: tuple[object, ...]) -> str:
     """The cache key of ``name``'s machine code for argument ``layout`` on this machine."""
     parts = [_MAGIC.decode().strip(), name, repr(layout), kernel_sources(), _installed_stamp(), sys.version,
-             platform.machine(), ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(),
+             platform.machine(), _cpu(),
              sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_") and k not in _NOT_CODE),
              _numba_config_file()]
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:40]
+
+
+@functools.cache
+def _cpu() -> list[str]:
+    """What identifies this machine's processor, as the code numba compiles for it depends on
+    it (LLVM reads the same model and features): the identifying lines of the first processor
+    in ``/proc/cpuinfo`` (not its speed or numbering); LLVM's own host name and features where
+    that cannot be read (loading LLVM, 50 ms)."""
+    try:
+        with open(_CPUINFO, encoding="utf-8", errors="replace") as f:
+            first = f.read().split("\n\n", 1)[0]
+    except OSError:
+        first = ""
+    lines = sorted(line.split(":", 1)[0].strip() + ":" + line.split(":", 1)[1].strip()
+                   for line in first.splitlines() if ":" in line and line.split(":", 1)[0].strip() in _CPU_FIELDS)
+    if any(line.startswith(("flags:", "Features:")) for line in lines):
+        return ["cpuinfo", *lines]
+    ll = _llvm()
+    return ["llvm", ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten()]
+
+
+_CPUINFO = "/proc/cpuinfo"
+#: The lines of /proc/cpuinfo that identify a processor and what it can run (x86 and Arm).
+_CPU_FIELDS = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags", "CPU implementer",
+               "CPU architecture", "CPU variant", "CPU part", "CPU revision", "Features")
 
 
 #: numba settings that change where its cache is or how many threads run, not the machine code.
@@ -263,7 +291,7 @@ def save(name: str, layout: tuple[object, ...], obj: bytes, symbol: str) -> path
         ll = _llvm()
         entry = _entry_object(ll, symbol, _width(layout))
         header = {"sizes": [len(obj), len(entry)], "sha256": hashlib.sha256(obj + entry).hexdigest()}
-        path = _path(folder, name, _key(name, layout, ll))
+        path = _path(folder, name, _key(name, layout))
         temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         # readable and writable by this user alone, whatever the umask: load() refuses others
         with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
@@ -329,11 +357,10 @@ def load(name: str, layout: tuple[object, ...]) -> NativeKernel | None:
         return None
     with _LOCK:
         try:
-            ll = _llvm()
             folder = directory()
             if folder is None:
                 return None
-            data = _read_own(_path(folder, name, _key(name, layout, ll)))
+            data = _read_own(_path(folder, name, _key(name, layout)))
         except (OSError, ImportError, ValueError):
             return None
         if data is None:
@@ -344,14 +371,46 @@ def load(name: str, layout: tuple[object, ...]) -> NativeKernel | None:
         header, objects = parsed
         address = _LOADED.get(header["sha256"])
         if address is None:
-            try:
-                address = _add(ll, objects, _ENTRY)
-            except (RuntimeError, OSError, ImportError, ValueError):  # llvmlite refused it: numba's code then
-                address = None
+            address = _link(objects, _ENTRY)
+            if address is None:  # not x86-64, or the small loader refused it: LLVM's loader then
+                try:
+                    address = _add(_llvm(), objects, _ENTRY)
+                except (RuntimeError, OSError, ImportError, ValueError):  # refused: numba's code then
+                    address = None
             if address is None:
                 return None
             _LOADED[header["sha256"]] = address
         return NativeKernel(name, address, layout)
+
+
+def _link(objects: list[bytes], symbol: str) -> int | None:
+    """Load ``objects`` with the small loader (:mod:`.elf`, x86-64 only: no LLVM to load) and
+    return the address of ``symbol``; None when it refuses them."""
+    if platform.machine() != "x86_64" or not _LINKER:
+        return None
+    symbols = _numba_symbols()
+    if symbols is None:
+        return None
+    process = ctypes.CDLL(None)
+
+    def resolve(name: str) -> int | None:
+        found = symbols.get(name)
+        if found is None:
+            try:
+                found = ctypes.cast(getattr(process, name), ctypes.c_void_p).value
+            except AttributeError:
+                return None
+        return found
+
+    linked = elf.link(objects, resolve)
+    if linked is None or not linked.symbols.get(symbol):
+        return None
+    _ENGINES.append(linked)
+    return linked.symbols[symbol]
+
+
+#: Whether the small loader is tried first (tests turn it off to check LLVM's loader).
+_LINKER = True
 
 
 def _read_own(path: pathlib.Path) -> bytes | None:
@@ -426,7 +485,7 @@ def _parse(data: bytes) -> tuple[dict[str, Any], list[bytes]] | None:
 _LOCK = threading.Lock()
 #: The execution engines holding loaded machine code (kept for the rest of the process, as
 #: numba keeps its own), and each object's wrapper address by the object's checksum.
-_ENGINES: list[Any] = []
+_ENGINES: list[Any] = []  # LLVM's engines (with their contexts) or the small loader's code
 _LOADED: dict[str, int] = {}
 #: Whether the symbols numba's machine code calls are defined in LLVM's symbol table.
 _DEFINED: list[bool] = []
@@ -442,22 +501,34 @@ def _llvm() -> Any:
 
 
 def _define_numba_symbols(ll: Any) -> bool:
-    """Define the symbols numba's machine code calls as numba defines them
-    (numba.core.base._load_global_helpers: the same addresses); False when numba's C helpers
-    cannot be loaded."""
+    """Define the symbols numba's machine code calls (:func:`_numba_symbols`) in LLVM's symbol
+    table; False when numba's C helpers cannot be loaded."""
     if _DEFINED:
         return _DEFINED[0]
-    helpers = _numba_helpers()
-    if helpers is not None:
-        ll.add_symbol("_Py_NoneStruct", id(None))
-        for table in helpers:
-            for py_name, address in table.items():
-                ll.add_symbol(f"numba_{py_name}", address)
-        for obj in vars(builtins).values():
-            if isinstance(obj, type) and issubclass(obj, BaseException):
-                ll.add_symbol(f"PyExc_{obj.__name__}", id(obj))
-    _DEFINED.append(helpers is not None)
+    symbols = _numba_symbols()
+    for name, address in (symbols or {}).items():
+        ll.add_symbol(name, address)
+    _DEFINED.append(symbols is not None)
     return _DEFINED[0]
+
+
+@functools.cache
+def _numba_symbols() -> dict[str, int] | None:
+    """The symbols numba's machine code calls, at the addresses numba itself defines them at
+    (numba.core.base._load_global_helpers): its C helpers, Python's None and exception types
+    (by the objects' own addresses); None when numba's C helpers cannot be loaded. Any other
+    symbol is the process's own (Python's C API, the C library)."""
+    helpers = _numba_helpers()
+    if helpers is None:
+        return None
+    symbols = {"_Py_NoneStruct": id(None)}
+    for table in helpers:
+        for py_name, address in table.items():
+            symbols[f"numba_{py_name}"] = address
+    for obj in vars(builtins).values():
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            symbols[f"PyExc_{obj.__name__}"] = id(obj)
+    return symbols
 
 
 def _numba_helpers() -> list[dict[str, int]] | None:
