@@ -12,12 +12,12 @@ ctypes, which releases the GIL as numba's own call does.
 
 The file is used only when everything it was made with is the same: the kernel's sources
 (every file of this package), numba's and llvmlite's installed files, Python, the machine's
-processor (its identifying lines in ``/proc/cpuinfo``), every ``NUMBA_*`` setting but the cache folder and the thread count, and
-``.numba_config.yaml`` in the current folder; when this user owns it and no one else may write
-it, its checksum holds and every symbol it needs is found (else numba takes over, as without
-it). numba's C wrapper would report an exception in the kernel by printing it, not raising
-it: the kernels have nothing that raises (no division, no ``raise``, no bounds checks; a test
-reads their sources for it).
+processor (its identifying lines in ``/proc/cpuinfo``), every ``NUMBA_*`` setting but the
+cache folder and the thread count, and ``.numba_config.yaml`` in the current folder; when
+this user owns it and no one else may write it, its checksum holds and every symbol it needs
+is found (else numba takes over, as without it). numba's C wrapper would report an exception
+in the kernel by printing it, not raising it: the kernels have nothing that raises (no
+division, no ``raise``, no bounds checks; a test reads their sources for it).
 Only ELF objects on 64-bit Linux are kept: elsewhere numba's cache alone serves, as it does
 with ``MATHHAMMER_NATIVE_KERNELS=0``.
 
