@@ -380,18 +380,25 @@ def test_a_native_kernel_refuses_arguments_of_another_layout(tmp_path: Path, mon
         loaded(*wrong, kernel.shapes.new_claims(), 0)
 
 
-def test_prepare_binds_the_runs_arrays_so_its_first_call_checks_nothing_again(tmp_path: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """prepare() has the arguments' layout at hand (it finds the kernel by it): the native kernel
-    it returns has their flat values worked out, and its first call with them neither works out
-    their layout again nor flattens more than the call's counters and row; other arrays are
-    flattened anew. A layout that is not the machine code's is refused by bind as by a call."""
+def _idle_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[object, ...], native.NativeKernel,
+                                                                      list[Any]]:
+    """(layout, native run_chunks, a copy of a run's arguments with no trials to run)."""
     layout, _ = _kept(tmp_path, monkeypatch)
     loaded = native.load("run_chunks", layout)
     assert loaded is not None
     weapons, target, stages = CASES["fast path, no breakdown"]
     args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
     args[_CHUNK_TRIALS][:] = 0  # no trials: only the call itself
+    return layout, loaded, args
+
+
+def test_prepare_binds_the_runs_arrays_so_its_first_call_checks_nothing_again(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """prepare() has the arguments' layout at hand (it finds the kernel by it): the native kernel
+    it returns has their flat values worked out, and its first call with them neither works out
+    their layout again nor flattens more than the call's counters and row; other arrays are
+    flattened anew. A layout that is not the machine code's is refused by bind as by a call."""
+    layout, loaded, args = _idle_call(tmp_path, monkeypatch)
     call = (*args, kernel.shapes.new_claims(), 0)
     monkeypatch.setitem(kernel._NAMED, ("run_chunks", layout), loaded)
     assert kernel.prepare("run_chunks", call) is loaded
@@ -409,6 +416,7 @@ def test_prepare_binds_the_runs_arrays_so_its_first_call_checks_nothing_again(tm
     assert (layouts, flats) == ([len(call)], [len(call) - 2, 2])
     layouts.clear()
     flats.clear()
+    weapons, target, stages = CASES["fast path, no breakdown"]
     api.run(weapons, target, trials=3_000, seed=11, threads=2, stages=stages)  # as _calls ran it: this kernel
     assert flats and layouts and set(layouts) == {2}  # every call of the run: its counters and row only
     wrong = list(call)
@@ -517,12 +525,7 @@ def test_a_native_kernel_keeps_no_run_alive(tmp_path: Path, monkeypatch: pytest.
     import gc
     import weakref
 
-    layout, _ = _kept(tmp_path, monkeypatch)
-    loaded = native.load("run_chunks", layout)
-    assert loaded is not None
-    weapons, target, stages = CASES["fast path, no breakdown"]
-    args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
-    args[_CHUNK_TRIALS][:] = 0  # no trials: only the call itself
+    _, loaded, args = _idle_call(tmp_path, monkeypatch)
     loaded(*args, kernel.shapes.new_claims(), 0)
     again = list(args)
     again[kernel._ARG_OUT_DAMAGE] = args[kernel._ARG_OUT_DAMAGE].copy()  # a new array in the same place
