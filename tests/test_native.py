@@ -236,6 +236,10 @@ def test_the_small_loader_refuses_what_it_cannot_load_exactly(tmp_path: Path, mo
     assert native.elf.link([obj[:len(obj) // 2], entry], resolve) is None
     assert native.elf.link([obj, entry], lambda name: None) is None
     assert native.elf.link([obj, entry, entry], resolve) is None  # mathhammer_entry twice
+    first_info = first_relocation + 8
+    assert native.elf.link([_patched(obj, first_info + 4, struct.pack("<I", 1 << 30)), entry], resolve) is None
+    assert native.elf.link([_patched(obj, first_relocation, struct.pack("<Q", 1 << 40)), entry], resolve) is None
+    assert native.elf.link([obj, entry], lambda name: 1 // 0) is None  # a lookup that fails
 
 
 def test_load_falls_back_to_llvms_loader_when_the_small_one_refuses(tmp_path: Path,
@@ -247,22 +251,65 @@ def test_load_falls_back_to_llvms_loader_when_the_small_one_refuses(tmp_path: Pa
     assert used == (["small", "llvm"] if _X86_64 else ["llvm"])
 
 
-def test_the_processor_is_read_from_cpuinfo_or_else_from_llvm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The key names the processor by /proc/cpuinfo's identifying lines (not its speed), or by
-    LLVM's host name and features where those are not there."""
-    info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nvendor_id\t: X\ncpu MHz\t\t: 2596.1\nflags\t\t: fpu sse2\n\n"
-                    "processor\t: 1\nvendor_id\t: Y\n")
-    monkeypatch.setattr(native, "_CPUINFO", str(info))
+def test_the_processor_llvm_names_is_kept_for_the_boot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key names the processor as LLVM does (what numba compiles for); a warm run reads it
+    from the native folder instead of loading LLVM, for the same boot of the same processors
+    only, and asks LLVM again after a reboot."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    boot = tmp_path / "boot_id"
+    boot.write_text("1111\n")
+    monkeypatch.setattr(native, "_BOOT_ID", str(boot))
+    asked: list[bool] = []
+    real_llvm = native._llvm
+    monkeypatch.setattr(native, "_llvm", lambda: asked.append(True) or real_llvm())
+    ll = real_llvm()
+    truth = [ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten()]
     native._cpu.cache_clear()
     try:
-        assert native._cpu() == ["cpuinfo", "flags:fpu sse2", "vendor_id:X"]
-        monkeypatch.setattr(native, "_CPUINFO", str(tmp_path / "none"))
+        assert native._cpu() == truth and len(asked) == 1
+        assert len(list((tmp_path / "mathhammer-native").glob("cpu-*.cpu"))) == 1
         native._cpu.cache_clear()
-        found = native._cpu()
-        assert found[0] == "llvm" and found[1] and found[2]
+        assert native._cpu() == truth and len(asked) == 1  # read back: LLVM not asked
+        boot.write_text("2222\n")  # rebooted
+        native._cpu.cache_clear()
+        assert native._cpu() == truth and len(asked) == 2
+        monkeypatch.setattr(native, "_BOOT_ID", str(tmp_path / "none"))  # no boot id: asked every time
+        native._cpu.cache_clear()
+        assert native._cpu() == truth and len(asked) == 3
     finally:
         native._cpu.cache_clear()
+
+
+@pytest.mark.skipif(not _X86_64, reason="the small loader loads x86-64 objects only")
+def test_the_small_loader_applies_pc_relative_relocations() -> None:
+    """Objects of LLVM's small code model (what numba's do not use, but the loader takes): a
+    RIP-relative load of a constant (R_X86_64_PC32) and a call to another object's function
+    (R_X86_64_PLT32) come out right; a call out of 32-bit reach is refused."""
+    import llvmlite.binding as ll
+
+    ll.initialize_native_target()
+    ll.initialize_native_asmprinter()
+    twice = "define i64 @twice(i64 %x) noinline {\n  %y = mul i64 %x, 2\n  ret i64 %y\n}\n"
+    entry = textwrap.dedent("""
+        @table = private unnamed_addr constant [4 x i64] [i64 10, i64 20, i64 30, i64 40]
+        declare i64 @twice(i64)
+        define i64 @entry(i64 %i) {
+          %p = getelementptr [4 x i64], ptr @table, i64 0, i64 %i
+          %v = load i64, ptr %p
+          %r = call i64 @twice(i64 %v)
+          ret i64 %r
+        }
+    """)
+    machine = ll.Target.from_default_triple().create_target_machine(codemodel="small", reloc="pic", opt=2)
+    objects = []
+    for source in (twice, entry):
+        module = ll.parse_assembly(source, context=ll.create_context())
+        objects.append(bytes(machine.emit_object(module)))
+    linked = native.elf.link(objects, lambda name: None)
+    assert linked is not None
+    call = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(linked.symbols["entry"])
+    assert [call(i) for i in range(4)] == [20, 40, 60, 80]
+    assert native.elf.link(objects[1:], lambda name: 1 << 46) is None  # twice far out of reach
 
 
 def test_the_file_fits_only_the_same_sources_settings_and_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,9 +5,10 @@ LLVM's own loader (MCJIT, through llvmlite) costs a warm run 50-70 CPU-milliseco
 for what amounts to copying a few sections into memory and patching their addresses in. This
 module does that for the objects numba writes for x86-64 with its large code model: the
 sections the program uses (``SHF_ALLOC``; the unwind tables are left out: nothing unwinds
-through a kernel), laid out in two private mappings, code and data, then the relocations
-numba's objects carry (absolute 64-bit addresses and PC-relative ones), then the code mapping
-made read-and-execute (it is never writable and executable at once). Anything else (another
+through a kernel), laid out in three private mappings (code, read-only data, writable data), then the relocations
+numba's objects carry (absolute 64-bit addresses; 32-bit PC-relative ones too), then the code mapping
+made read-and-execute (it is never writable and executable at once) and the read-only data
+read-only, as LLVM's loader does. Anything else (another
 machine, a relocation of another kind, a symbol nobody defines, a damaged object) is refused
 with None, never guessed at: the caller then falls back to LLVM's loader.
 """
@@ -25,23 +26,26 @@ __all__ = ["Linked", "link"]
 _EM_X86_64 = 62
 _ET_REL = 1
 _SHT_NOBITS, _SHT_RELA, _SHT_REL = 8, 4, 9
-_SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 1, 2, 4
+_SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR, _SHF_TLS = 1, 2, 4, 0x400
 _SHN_UNDEF, _SHN_ABS, _SHN_COMMON, _SHN_LORESERVE = 0, 0xFFF1, 0xFFF2, 0xFF00
 _STB_LOCAL = 0
-_STT_SECTION = 3
-#: Relocations: (size in bytes, PC-relative) by type.
+_STT_SECTION, _STT_GNU_IFUNC = 3, 10
+#: The mappings: code (made read-and-execute), read-only data (made read-only), writable data.
+_CODE, _CONSTANTS, _DATA = 0, 1, 2
+#: Relocations: (size in bytes, PC-relative) by type: numba's large code model writes R_X86_64_64
+#: alone outside the unwind tables; the small code model's two are taken too (a test builds them).
 _RELOCATIONS = {1: (8, False),  # R_X86_64_64: S + A
                 2: (4, True),  # R_X86_64_PC32: S + A - P
-                4: (4, True),  # R_X86_64_PLT32: S + A - P (a direct call: no PLT needed within reach)
-                24: (8, True)}  # R_X86_64_PC64: S + A - P
-_PROT_READ, _PROT_EXEC = 1, 4
+                4: (4, True)}  # R_X86_64_PLT32: S + A - P (a direct call: no PLT needed within reach)
+_PROT_READ, _PROT_EXEC = mmap.PROT_READ, mmap.PROT_EXEC
 #: Sections left out: unwind tables (and their relocations, whose target is then not loaded).
 _SKIPPED = (b".eh_frame",)
 
 
 class Linked:
     """Loaded machine code: the mappings (kept for the rest of the process, as LLVM keeps its
-    own) and the address of every global symbol the objects define."""
+    own; never to be written through: the code and constants are no longer writable, whatever
+    the mmap objects believe) and the address of every global symbol the objects define."""
 
     def __init__(self, maps: list[mmap.mmap], symbols: dict[str, int]) -> None:
         self._maps = maps
@@ -85,8 +89,8 @@ class _Object:
         own symbol unnamed: it stands for its section)."""
         out: list[tuple[bytes, int, int, int, int]] = []
         tables = [sec for sec in self.sections if sec[1] == 2]  # SHT_SYMTAB
-        if len(tables) != 1:
-            raise ValueError("not one symbol table")
+        if len(tables) != 1 or tables[0][9] != 24 or tables[0][5] % 24:
+            raise ValueError("not one symbol table of 24-byte entries")
         table = tables[0]
         strings = self.sections[table[6]]
         for at in range(table[4], table[4] + table[5], 24):
@@ -94,6 +98,8 @@ class _Object:
             name = self._string(strings[4], strings[5], st_name) if st_name else b""
             if st_info & 0xF == _STT_SECTION:
                 name = b""
+            elif st_info & 0xF == _STT_GNU_IFUNC:
+                raise ValueError("an indirect function: its address is its resolver's")
             out.append((name, st_info >> 4, st_shndx, st_value, st_size))
         return out
 
@@ -109,24 +115,25 @@ def link(objects: Sequence[bytes], resolve: Callable[[str], int | None]) -> Link
     try:
         parsed = [_Object(data) for data in objects]
         return _link(parsed, resolve)
-    except (ValueError, struct.error, IndexError, OSError, OverflowError):
+    except (ValueError, struct.error, IndexError, OSError, OverflowError, UnicodeDecodeError):
         return None
 
 
 def _link(parsed: list[_Object], resolve: Callable[[str], int | None]) -> Linked | None:
-    # lay the loaded sections out: code in one mapping, everything else in another
-    places: list[dict[int, tuple[int, int]]] = []  # per object: section -> (mapping 0/1, offset)
-    sizes = [0, 0]
+    # lay the loaded sections out: code, constants and writable data in mappings of their own
+    places: list[dict[int, tuple[int, int]]] = []  # per object: section -> (mapping, offset)
+    sizes = [0, 0, 0]
     for obj in parsed:
         where: dict[int, tuple[int, int]] = {}
         for i, sec in enumerate(obj.sections):
             if not obj.loaded(i):
                 continue
-            if sec[2] & _SHF_EXECINSTR and sec[2] & _SHF_WRITE:
-                return None  # writable code: refused
+            if sec[2] & _SHF_EXECINSTR and sec[2] & _SHF_WRITE or sec[2] & _SHF_TLS:
+                return None  # writable code, or thread-local storage: refused
             if sec[8] > mmap.PAGESIZE:
                 return None  # aligned beyond a page: a mapping's start is not enough
-            kind = 0 if sec[2] & _SHF_EXECINSTR else 1
+            kind = _CODE if sec[2] & _SHF_EXECINSTR else _DATA if sec[2] & _SHF_WRITE or sec[1] == _SHT_NOBITS \
+                else _CONSTANTS
             at = _align(sizes[kind], sec[8] or 1)
             where[i] = (kind, at)
             sizes[kind] = at + sec[5]
@@ -139,9 +146,9 @@ def _link(parsed: list[_Object], resolve: Callable[[str], int | None]) -> Linked
             if shndx == _SHN_COMMON:
                 if binding == _STB_LOCAL or not name or name.decode() in common or value > mmap.PAGESIZE:
                     return None
-                at = _align(sizes[1], value)
+                at = _align(sizes[_DATA], value)
                 common[name.decode()] = at
-                sizes[1] = at + size
+                sizes[_DATA] = at + size
     maps = [mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) for size in sizes]
     bases = [ctypes.addressof(ctypes.c_char.from_buffer(m)) for m in maps]
     for obj, where in zip(parsed, places, strict=True):
@@ -151,7 +158,7 @@ def _link(parsed: list[_Object], resolve: Callable[[str], int | None]) -> Linked
                 maps[kind][at:at + sec[5]] = obj.data[sec[4]:sec[4] + sec[5]]
 
     # every object's global symbols first: one object may call another's
-    globals_ = {name: bases[1] + at for name, at in common.items()}
+    globals_ = {name: bases[_DATA] + at for name, at in common.items()}
     for n, table in enumerate(tables):
         for name, binding, shndx, value, _size in table:
             if binding == _STB_LOCAL or not name or shndx in (_SHN_UNDEF, _SHN_COMMON):
@@ -192,7 +199,8 @@ def _link(parsed: list[_Object], resolve: Callable[[str], int | None]) -> Linked
                 else:
                     return None  # out of reach of a 32-bit displacement
                 maps[kind][base + r_offset:base + r_offset + size] = patch
-    if sizes[0] and not _protect(bases[0], len(maps[0])):
+    if not (_protect(bases[_CODE], len(maps[_CODE]), _PROT_READ | _PROT_EXEC)
+            and _protect(bases[_CONSTANTS], len(maps[_CONSTANTS]), _PROT_READ)):
         return None
     return Linked(maps, globals_)
 
@@ -206,7 +214,12 @@ def _symbol_address(entry: tuple[bytes, int, int, int, int], n: int, globals_: d
     if shndx == _SHN_UNDEF:
         text = name.decode()
         found = globals_.get(text)
-        return found if found is not None else (resolve(text) or None)
+        if found is not None:
+            return found
+        try:
+            return resolve(text) or None
+        except Exception:  # noqa: BLE001 - a lookup that fails is a symbol nobody defines
+            return None
     if shndx == _SHN_ABS:
         return value
     if binding != _STB_LOCAL and name:  # defined here, or common
@@ -217,10 +230,10 @@ def _symbol_address(entry: tuple[bytes, int, int, int, int], n: int, globals_: d
     return None
 
 
-def _protect(address: int, size: int) -> bool:
-    """Make the code mapping read-and-execute (no longer writable)."""
+def _protect(address: int, size: int, prot: int) -> bool:
+    """Give a mapping these protections (code: read and execute; constants: read)."""
     libc: Any = ctypes.CDLL(None, use_errno=True)
     mprotect = libc.mprotect
     mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     mprotect.restype = ctypes.c_int
-    return mprotect(address, size, _PROT_READ | _PROT_EXEC) == 0
+    return mprotect(address, size, prot) == 0

@@ -12,12 +12,13 @@ ctypes, which releases the GIL as numba's own call does.
 
 The file is used only when everything it was made with is the same: the kernel's sources
 (every file of this package), numba's and llvmlite's installed files, Python, the machine's
-processor (its identifying lines in ``/proc/cpuinfo``), every ``NUMBA_*`` setting but the
-cache folder and the thread count, and ``.numba_config.yaml`` in the current folder; when
-this user owns it and no one else may write it, its checksum holds and every symbol it needs
-is found (else numba takes over, as without it). numba's C wrapper would report an exception
-in the kernel by printing it, not raising it: the kernels have nothing that raises (no
-division, no ``raise``, no bounds checks; a test reads their sources for it).
+processor (LLVM's name and features of it, kept for the boot: :func:`_cpu`), every
+``NUMBA_*`` setting but the cache folder and the thread count, and ``.numba_config.yaml`` in
+the current folder; when this user owns it and no one else may write it, its checksum holds
+and every symbol it needs is found (else numba takes over, as without it). numba's C wrapper
+would report an exception in the kernel by printing it, not raising it: the kernels have
+nothing that raises (no division, no ``raise``, no bounds checks; a test reads their sources
+for it).
 Only ELF objects on 64-bit Linux are kept: elsewhere numba's cache alone serves, as it does
 with ``MATHHAMMER_NATIVE_KERNELS=0``.
 
@@ -181,7 +182,7 @@ def _installed_stamp() -> list[object]:
 def _key(name: str, layout: tuple[object, ...]) -> str:
     """The cache key of ``name``'s machine code for argument ``layout`` on this machine."""
     parts = [_MAGIC.decode().strip(), name, repr(layout), kernel_sources(), _installed_stamp(), sys.version,
-             platform.machine(), _cpu(),
+             platform.machine(), *_cpu(),
              sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_") and k not in _NOT_CODE),
              _numba_config_file()]
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:40]
@@ -189,27 +190,50 @@ def _key(name: str, layout: tuple[object, ...]) -> str:
 
 @functools.cache
 def _cpu() -> list[str]:
-    """What identifies this machine's processor, as the code numba compiles for it depends on
-    it (LLVM reads the same model and features): the identifying lines of the first processor
-    in ``/proc/cpuinfo`` (not its speed or numbering); LLVM's own host name and features where
-    that cannot be read (loading LLVM, 50 ms)."""
-    try:
-        with open(_CPUINFO, encoding="utf-8", errors="replace") as f:
-            first = f.read().split("\n\n", 1)[0]
-    except OSError:
-        first = ""
-    lines = sorted(line.split(":", 1)[0].strip() + ":" + line.split(":", 1)[1].strip()
-                   for line in first.splitlines() if ":" in line and line.split(":", 1)[0].strip() in _CPU_FIELDS)
-    if any(line.startswith(("flags:", "Features:")) for line in lines):
-        return ["cpuinfo", *lines]
+    """LLVM's name and features of this machine's processor: what numba compiles for (numba's
+    own cache keys on them too). Asking LLVM means loading it, 50-70 CPU-milliseconds of a warm
+    run, so the answer is kept in the native folder for the rest of this boot of the machine
+    (:func:`_cpu_file`: a machine does not change processor while it runs) and asked again
+    after a reboot, or on every run where nothing can be kept."""
+    path = _cpu_file()
+    if path is not None:
+        with contextlib.suppress(OSError, ValueError):
+            data = _read_own(path)
+            found = json.loads(data) if data is not None else None
+            if isinstance(found, list) and len(found) == 2 and all(isinstance(x, str) and x for x in found):
+                return found
     ll = _llvm()
-    return ["llvm", ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten()]
+    found = [str(ll.get_host_cpu_name()), str(ll.get_host_cpu_features().flatten())]
+    if path is not None:
+        _write_own(path, json.dumps(found).encode())
+    return found
 
 
+def _cpu_file() -> pathlib.Path | None:
+    """Where this boot's answer of :func:`_cpu` is kept: named by the boot's id (a new one at
+    every boot of every machine) and the identifying lines of every processor in
+    /proc/cpuinfo (not their speeds); None where either cannot be read or nothing can be kept."""
+    try:
+        boot = pathlib.Path(_BOOT_ID).read_text(encoding="utf-8").strip()
+        with open(_CPUINFO, encoding="utf-8", errors="replace") as f:
+            info = f.read()
+    except OSError:
+        return None
+    lines = sorted({line.split(":", 1)[0].strip() + ":" + line.split(":", 1)[1].strip()
+                    for line in info.splitlines() if ":" in line and line.split(":", 1)[0].strip() in _CPU_FIELDS})
+    folder = directory()
+    if not boot or not lines or folder is None:
+        return None
+    digest = hashlib.sha256(json.dumps([boot, lines]).encode()).hexdigest()[:40]
+    return folder / f"cpu-{digest}{_CPU_SUFFIX}"
+
+
+_BOOT_ID = "/proc/sys/kernel/random/boot_id"
 _CPUINFO = "/proc/cpuinfo"
 #: The lines of /proc/cpuinfo that identify a processor and what it can run (x86 and Arm).
 _CPU_FIELDS = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags", "CPU implementer",
                "CPU architecture", "CPU variant", "CPU part", "CPU revision", "Features")
+_CPU_SUFFIX = ".cpu"
 
 
 #: numba settings that change where its cache is or how many threads run, not the machine code.
@@ -286,26 +310,32 @@ def save(name: str, layout: tuple[object, ...], obj: bytes, symbol: str) -> path
     folder = directory()
     if undefined_symbols(obj) is None or symbol not in (defined_symbols(obj) or ()) or folder is None:
         return None
-    temp: pathlib.Path | None = None
     try:
         ll = _llvm()
         entry = _entry_object(ll, symbol, _width(layout))
         header = {"sizes": [len(obj), len(entry)], "sha256": hashlib.sha256(obj + entry).hexdigest()}
         path = _path(folder, name, _key(name, layout))
-        temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        # readable and writable by this user alone, whatever the umask: load() refuses others
-        with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-            f.write(_MAGIC + json.dumps(header).encode() + b"\n" + obj + entry)
-        os.replace(temp, path)
-        temp = None
     except (OSError, ImportError, ValueError, RuntimeError):
         return None
-    finally:
-        if temp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
+    if not _write_own(path, _MAGIC + json.dumps(header).encode() + b"\n" + obj + entry):
+        return None
     _prune(folder, keep=path)
     return path
+
+
+def _write_own(path: pathlib.Path, data: bytes) -> bool:
+    """Write ``path`` whole (a temporary file renamed over it), readable and writable by this
+    user alone whatever the umask (:func:`_read_own` refuses others); False when it failed."""
+    temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+            f.write(data)
+        os.replace(temp, path)
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        return False
 
 
 #: A native file not loaded or written for this long is removed when a new one is written (one
@@ -315,14 +345,15 @@ _MAX_AGE_DAYS = 30
 
 
 def _prune(folder: pathlib.Path, keep: pathlib.Path) -> None:
-    """Remove native files (and temporary files of failed writes) unused for _MAX_AGE_DAYS."""
+    """Remove native files, kept processor names (one a boot) and temporary files of failed
+    writes, unused for _MAX_AGE_DAYS."""
     cutoff = time.time() - _MAX_AGE_DAYS * 86400
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
     for entry in entries:
-        if entry.path == str(keep) or not entry.name.endswith((_SUFFIX, ".tmp")):
+        if entry.path == str(keep) or not entry.name.endswith((_SUFFIX, _CPU_SUFFIX, ".tmp")):
             continue
         with contextlib.suppress(OSError):
             if entry.stat(follow_symlinks=False).st_mtime < cutoff:
@@ -396,9 +427,9 @@ def _link(objects: list[bytes], symbol: str) -> int | None:
     def resolve(name: str) -> int | None:
         found = symbols.get(name)
         if found is None:
-            try:
-                found = ctypes.cast(getattr(process, name), ctypes.c_void_p).value
-            except AttributeError:
+            try:  # process[name]: dlsym, never one of the CDLL object's own attributes
+                found = ctypes.cast(process[name], ctypes.c_void_p).value
+            except (AttributeError, TypeError, ValueError, ctypes.ArgumentError):
                 return None
         return found
 
