@@ -933,10 +933,6 @@ def padded_width(width: int) -> int:
     return -(-width // 8) * 8 + 8
 
 
-#: Flag.HAZARDOUS as a plain int (an enum's operators cost microseconds a run).
-_HAZARDOUS = int(Flag.HAZARDOUS)
-
-
 def as_unit(inputs: KernelInputs | UnitInputs) -> UnitInputs:
     """``inputs`` as the tables of a whole attack: one weapon group at one group of identical
     models when given one pair's tables (how scripts and tests may call the engines)."""
@@ -944,7 +940,7 @@ def as_unit(inputs: KernelInputs | UnitInputs) -> UnitInputs:
         return inputs
     params = inputs.params
     firing = int(params[Param.FIRING_MODELS])
-    hazard = firing if int(params[Param.FLAGS]) & _HAZARDOUS else 0
+    hazard = firing if params[Param.FLAGS] & Flag.HAZARDOUS else 0
     models, wounds = int(params[Param.TARGET_MODELS]), int(params[Param.TARGET_WOUNDS])
     stack = {name: _frozen(getattr(inputs, name)[None, None]) for name in
              ("stages", "rolls", "roll_maps", "roll_flags", "params")}

@@ -223,7 +223,7 @@ def test_the_small_loader_refuses_what_it_cannot_load_exactly(tmp_path: Path, mo
     process = ctypes.CDLL(None)
 
     def resolve(name: str) -> int | None:
-        return symbols.get(name) or ctypes.cast(getattr(process, name), ctypes.c_void_p).value
+        return symbols.get(name) or ctypes.cast(process[name], ctypes.c_void_p).value
 
     linked = native.elf.link([obj, entry], resolve)
     assert linked is not None and linked.symbols[native._ENTRY]

@@ -219,8 +219,8 @@ def _cpu_file() -> pathlib.Path | None:
             info = f.read()
     except OSError:
         return None
-    lines = sorted({line.split(":", 1)[0].strip() + ":" + line.split(":", 1)[1].strip()
-                    for line in info.splitlines() if ":" in line and line.split(":", 1)[0].strip() in _CPU_FIELDS})
+    fields = (line.partition(":") for line in info.splitlines())
+    lines = sorted({f"{field.strip()}:{value.strip()}" for field, _, value in fields if field.strip() in _CPU_FIELDS})
     folder = directory()
     if not boot or not lines or folder is None:
         return None
@@ -514,9 +514,10 @@ def _parse(data: bytes) -> tuple[dict[str, Any], list[bytes]] | None:
 
 
 _LOCK = threading.Lock()
-#: The execution engines holding loaded machine code (kept for the rest of the process, as
-#: numba keeps its own), and each object's wrapper address by the object's checksum.
-_ENGINES: list[Any] = []  # LLVM's engines (with their contexts) or the small loader's code
+#: What holds loaded machine code (LLVM's engines with their contexts, or the small loader's
+#: mappings; kept for the rest of the process, as numba keeps its own), and each object's
+#: wrapper address by the object's checksum.
+_ENGINES: list[Any] = []
 _LOADED: dict[str, int] = {}
 #: Whether the symbols numba's machine code calls are defined in LLVM's symbol table.
 _DEFINED: list[bool] = []
