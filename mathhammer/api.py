@@ -190,12 +190,20 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
 
     battle = _battle({k: situation.pop(k) for k in BATTLE if k in situation})
     options = _situation(situation, melee)
+    if not isinstance(target, (str, ResolvedTarget)):
+        raise InputError("must be a unit name or an inline target, or what mathhammer.target() returns",
+                         where="target", value=type(target).__name__,
+                         hint="mathhammer.target('T4 SV3+ W2 MODELS10') resolves a target once for many attacks")
+    texts = [weapons] if isinstance(weapons, str) else list(weapons) if isinstance(weapons, Sequence) else None
+    if texts is None or not all(isinstance(t, str) for t in texts):
+        raise InputError("must be a weapon text or a list of them (profile names, unit names or inline profiles)",
+                         where="weapons", value=type(weapons).__name__ if texts is None else
+                         next(type(t).__name__ for t in texts if not isinstance(t, str)))
     lib = library() if lib is None else lib
     if not isinstance(target, str) and (target_models is not None or wounds_left is not None
                                         or enum_value(Allocation, allocation, "allocation") is not Allocation.DURABLE):
         raise InputError("a resolved target carries its own models, wounds left and allocation",
                          where="target", value=target.target.name, hint="give them to api.target()")
-    texts = [weapons] if isinstance(weapons, str) else list(weapons)
     if not texts:
         raise InputError("no weapon given", where="weapon", value="")
     found, attacker, weapon_notes = resolve_weapons(lib, texts, melee=melee, only=tuple(only), exclude=tuple(exclude))

@@ -600,9 +600,12 @@ class _Compiler:
             n.warn("--charged has no effect: the weapon has no LANCE")
         mod = self._modifier("Wound", parts)
         crit_on = ctx.crit_wound
-        anti = w.get(Ability.ANTI)
-        for a in w.abilities:
-            if a.ability is Ability.ANTI and a.value is not None:
+        antis = [a for a in w.abilities if a.ability is Ability.ANTI and a.value is not None]
+        applying = [a for a in antis if a.keyword in t.keywords]
+        # what the output names: the ANTI that applies (the lowest threshold), else the first listed
+        anti = max(applying, key=lambda a: a.rank) if applying else (antis[0] if antis else None)
+        for a in antis:
+            if a.value is not None:
                 if a.keyword in t.keywords:
                     crit_on = min(crit_on, a.value.plus)
                     n.rule("R-5.5", f"{a}: the target is {a.keyword}: Critical Wounds on {a.value.plus}+")
@@ -836,10 +839,10 @@ class _Compiler:
                 carriers = [x for x in m.attacker.models if any(name == w.name for name, _ in x.loadout)]
                 model = max(carriers or m.attacker.models, key=lambda x: x.count)
                 hazard_w, hazard_fnp = model.wounds, model.feel_no_pain or m.attacker.feel_no_pain or 7
-                n.rule("R-9.7", f"HAZARDOUS: one test per firing model; each 1 is 3 mortal wounds to a W{hazard_w} "
-                       f"{model.name} (the wounded one first, excess lost)")
+                n.rule("R-9.7", "HAZARDOUS: one test per Hazardous weapon fired; each 1 is 3 mortal wounds to a "
+                       f"W{hazard_w} {model.name} (the wounded one first, excess lost)")
             else:
-                n.rule("R-9.7", "HAZARDOUS: one test per firing model; each 1 is 3 mortal wounds "
+                n.rule("R-9.7", "HAZARDOUS: one test per Hazardous weapon fired; each 1 is 3 mortal wounds "
                        "(the attacker's profile is unknown: models lost are not counted)")
         damage_max, largest = self._histograms(attacks_max, max(dmg_pmf))
         offsets = _stage_offsets(largest)

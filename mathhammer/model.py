@@ -147,6 +147,20 @@ class AbilitySpec:
         if self.value is not None:
             _check_dice(self.value, self.ability.value, where=self.ability.value)
 
+    @property
+    def rank(self) -> tuple[int, int, int]:
+        """How large its value is when a weapon has the ability twice (R-4.5: only the larger
+        counts; ruling M77): twice the average first, then the largest roll, then the smallest,
+        so SUSTAINED HITS 3 outranks D3 and 4 outranks D6 whichever is written first; for ANTI,
+        whose value is a threshold, the lower one (ANTI-INFANTRY 2+ outranks 4+). No value:
+        (0, 0, 0)."""
+        v = self.value
+        if v is None:
+            return (0, 0, 0)
+        if self.ability is Ability.ANTI:
+            return (-2 * v.plus, -v.plus, -v.plus)
+        return (v.count * (v.sides + 1) + 2 * v.plus, v.maximum, v.minimum)
+
     def __str__(self) -> str:
         if self.ability is Ability.ANTI:
             return f"ANTI-{self.keyword} {self.value}+"
@@ -214,11 +228,12 @@ class Weapon:
         return any(a.ability is ability for a in self.abilities)
 
     def get(self, ability: Ability) -> AbilitySpec | None:
-        """The ability entry with the largest value (R-4.5: the same ability never stacks)."""
+        """The ability entry with the largest value (R-4.5: the same ability never stacks; the
+        order of :attr:`AbilitySpec.rank`), the first listed of equal ones."""
         found = [a for a in self.abilities if a.ability is ability]
         if not found:
             return None
-        return max(found, key=lambda a: a.value.maximum if a.value else 0)
+        return max(found, key=lambda a: a.rank)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -628,7 +643,8 @@ class Allocation(str, Enum):
     fixed rules: a model that has lost wounds takes the attack; Bodyguard models before a Leader.
 
     ``durable``: the models with the most wounds first (then the better save, then the order
-    given): their wounds soak the damage, so the fewest models die. ``listed``: the groups in
+    given): their wounds soak the damage. A fixed order, not always the one that loses fewest
+    models (it reads the saves as written, not after AP: ruling M45). ``listed``: the groups in
     the order given (to keep a model with a special weapon alive, list it last).
     """
 

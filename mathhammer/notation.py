@@ -203,7 +203,8 @@ def _next_value(tokens: list[str], i: int, key: str, what: str) -> int:
                            hint="write digits as 0-9")
     if j >= len(tokens) or not re.fullmatch(_VALUE_FORMS[key], tokens[j].lstrip(":="), re.IGNORECASE | re.ASCII):
         after = f"{tokens[j]!r} is not a value for {key}; " if j < len(tokens) else ""
-        raise ProfileError(f"{key} has no value", where=what, value=tokens[i],
+        raise ProfileError(f"{key} has no value", where=what,
+                           value=tokens[i] if j >= len(tokens) else f"{tokens[i]} {_shown(tokens[j], 40)}",
                            hint=f"{after}write e.g. {_example(_WEAPON_KEYS + _GROUP_KEYS, key)}")
     return j
 

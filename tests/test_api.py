@@ -126,6 +126,19 @@ def test_no_weapon_and_unknown_profiles_are_errors() -> None:
     assert issubclass(ProfileError, MathhammerError)
 
 
+def test_objects_of_the_wrong_kind_are_input_errors_naming_them() -> None:
+    from mathhammer.model import Target
+
+    raw = Target(name="raw", toughness=4, save=3, wounds=2, models=5)  # not what api.target() returns
+    with pytest.raises(InputError, match=r"target: .*mathhammer.target\(\).*\(got 'Target'\)"):
+        api.build("railgun", raw)
+    with pytest.raises(InputError, match=r"weapons: .*\(got 'int'\)"):
+        api.build(["railgun", 3], "knight")
+    with pytest.raises(InputError, match=r"weapons: .*\(got 'NoneType'\)"):
+        api.run(None, "knight")
+    assert api.run(("railgun",), "knight", method="exact").damage.mean() == pytest.approx(19 / 9, abs=1e-12)
+
+
 def test_a_call_leaves_no_global_state() -> None:
     import numba
 

@@ -153,6 +153,8 @@ def test_profiles_list_and_show() -> None:
     r = run("profiles", "show", "gunrig")
     # 90 pts: <cost name="pts" value="90"/> of entry e412-ea81-6767-9974 (Tidewall Gunrig) in BSData tau-empire.cat
     assert r.exit_code == 0 and "Supremacy railgun" in r.stdout and "90 pts" in r.stdout
+    # the seed datasheet's DEADLY DEMISE D3 and FIRING DECK 11, which shoot and deadly-demise use
+    assert "Deadly Demise D3" in r.stdout and "Firing Deck 11" in r.stdout
     r = run("profiles", "show", "railgun", "-f", "json")
     assert r.exit_code == 0 and json.loads(r.stdout)["D"] == "D6+6"
 

@@ -67,6 +67,43 @@ def test_r4_5_kauyon_sh2_replaces_the_weapons_sh1_never_3() -> None:
     assert any("adds nothing (R-4.5)" in line for line in attack.explain)  # SH1 does not lower SH2
 
 
+@pytest.mark.parametrize(("pair", "x_mean"), [
+    (("SUSTAINED HITS D3", "SUSTAINED HITS 3"), F(3)),  # 3 outranks D3 (average 2), though both reach 3
+    (("SUSTAINED HITS D6", "SUSTAINED HITS 4"), F(4)),  # 4 outranks D6 (average 7/2), though D6 reaches 6
+    (("SUSTAINED HITS 1", "SUSTAINED HITS D3+1"), F(3)),
+])
+def test_r4_5_the_same_ability_twice_keeps_the_larger_average_in_either_order(pair, x_mean) -> None:
+    # A1 BS4+: E[hits] = 1/2 + E[X]/6 (ruling M77); S8 v T4 wounds on 2+, AP-6 leaves no save
+    for first, second in (pair, pair[::-1]):
+        assert close(mean(f"{GUN} [{first}, {second}]"), (F(1, 2) + x_mean / 6) * F(5, 6)), (first, second)
+
+
+def test_r4_5_equal_averages_keep_the_larger_roll_in_either_order() -> None:
+    # SUSTAINED HITS D3 and 2 both average 2: D3 is kept (M77), so 4 hits happen: a 6 (1/6), then a 3 on the D3 (1/3)
+    for abilities in ("SUSTAINED HITS D3, SUSTAINED HITS 2", "SUSTAINED HITS 2, SUSTAINED HITS D3"):
+        hits = mathhammer.run(f"A1 BS4+ S8 AP-6 D1 [{abilities}]", OPEN, method="exact").stages["hits"]
+        assert close(hits.p_at_least(4), F(1, 18)) and close(hits.mean(), F(1, 2) + F(2, 6)), abilities
+    attack = mathhammer.build(GUN + " [SUSTAINED HITS D3]", OPEN, detachment="kauyon", round=3, guided=True)
+    assert any("adds nothing (R-4.5)" in line for line in attack.explain)  # Kauyon's SH2 does not replace D3
+
+
+def test_r4_5_anti_ranks_the_lower_threshold_higher() -> None:
+    from mathhammer.notation import parse_ability
+
+    low, high = parse_ability("ANTI-INFANTRY 2+"), parse_ability("ANTI-INFANTRY 4+")
+    assert low.rank > high.rank
+    w = mathhammer.build("A1 BS4+ S4 AP0 D1 [ANTI-INFANTRY 4+, ANTI-INFANTRY 2+]", OPEN).matchup.weapons[0].weapon
+    assert w.get(low.ability) == low
+
+
+def test_r5_5_the_output_names_the_anti_that_applies() -> None:
+    weapon = "A4 BS4+ S4 AP0 D1 [ANTI-INFANTRY 4+, ANTI-VEHICLE 2+]"
+    for keyword, named, crit in (("VEHICLE", "ANTI-VEHICLE 2+", 2), ("INFANTRY", "ANTI-INFANTRY 4+", 4)):
+        result = cli("shoot", weapon, "-t", f"T4 SV7+ W1 MODELS10 [{keyword}]", "--exact", "-f", "json")
+        wound = json.loads(result.stdout)["thresholds"]["wound"]
+        assert (wound["anti"], wound["critical_on"]) == (named, crit)
+
+
 def test_r11_4_the_observer_shooting_the_spotted_unit_gets_sh2() -> None:
     # ruling A14: the Observer shares "their Spotted unit"; it gets no BS change from FtGG itself
     assert close(mean(GUN, detachment="kauyon", round=3, observer=True), (F(1, 2) + F(2, 6)) * F(5, 6))
@@ -136,6 +173,8 @@ def test_r11_1_every_attacking_unit_is_checked_not_only_a_lone_one(library) -> N
         mathhammer.build(["railgun", "strike team"], OPEN, guided=True)
     with pytest.raises(MathhammerError, match="Intercessor Squad cannot be a Guided unit"):
         mathhammer.build(["intercessor squad", "assault intercessor squad"], OPEN, guided=True)
+    with pytest.raises(MathhammerError, match="Tidewall Gunrig cannot be an Observer unit"):
+        mathhammer.build("railgun", OPEN, observer=True)
     # two T'au units that both have it: every weapon group gains the BS improvement (+1, R-11.2)
     both = ["strike team/pulse rifle", "pathfinder team/pulse carbine"]
     assert mean(both, guided=True) == pytest.approx(mean(both, bs_improve=1), abs=1e-12)

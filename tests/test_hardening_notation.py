@@ -280,6 +280,8 @@ def test_a_key_without_value_says_so_instead_of_taking_the_next_token() -> None:
     assert "'S4'" in e.hint
     assert "SV has no value" in target_error("T4 SV W1").message()
     assert "D has no value" in weapon_error("A2 BS3+ S4 AP0 D").message()
+    e = weapon_error("A D6+D3 BS3+ S4 AP0 D1")  # the line shows what followed the key, not the key alone
+    assert "A has no value (got 'A D6+D3')" in e.message() and "'D6+D3' is not a value for A" in e.hint
 
 
 @pytest.mark.parametrize(("command", "text"), [("shoot", "A2 WS3+ S4 AP0 D1"), ("fight", "A2 BS3+ S4 AP0 D1")])

@@ -170,21 +170,22 @@ class _State:
         b = self.battle
         role = "Guided" if b.guided else ("Observer" if b.observer else None)
         option = "--guided" if b.guided else "--observer"
+        a_role = "a Guided" if b.guided else "an Observer"
         if role is None:
             if b.markerlight:
                 raise MatchupError("the Observer's MARKERLIGHT matters only to a Guided or Observer unit",
                                    where="--markerlight", value=True, hint="give --guided or --observer")
             return
         if self.phase != "shooting":
-            raise MatchupError(f"For the Greater Good pairs units in your Shooting phase only, so a {role} unit "
+            raise MatchupError(f"For the Greater Good pairs units in your Shooting phase only, so {a_role} unit "
                                f"cannot make this {'fight' if self.phase == 'fight' else 'Fire Overwatch'} attack",
                                where=option, value=True)
         for a in self.attackers:
             if "FORTIFICATION" in a.keywords:
-                raise MatchupError(f"{a.name} cannot be a {role} unit: a FORTIFICATION never is (R-11.1), and it has "
+                raise MatchupError(f"{a.name} cannot be {a_role} unit: a FORTIFICATION never is (R-11.1), and it has "
                                    "no For the Greater Good ability (R-11.3)", where=option, value=a.name)
             if not a.has_rule(_RULE_FTGG):
-                raise MatchupError(f"{a.name} cannot be a {role} unit: it does not have the For the Greater Good "
+                raise MatchupError(f"{a.name} cannot be {a_role} unit: it does not have the For the Greater Good "
                                    "ability (R-11.1)", where=option, value=a.name)
             if b.observer and b.markerlight and "MARKERLIGHT" not in a.keywords:
                 raise MatchupError(f"{a.name} is the Observer and has no MARKERLIGHT keyword", where="--markerlight",
@@ -339,9 +340,7 @@ class _State:
         same = [a for a in w.abilities if a.ability is spec.ability and a.keyword == spec.keyword]
         if not same:
             return replace(w, abilities=(*w.abilities, spec))
-        size = spec.value.maximum if spec.value else 0
-        best = max((a.value.maximum if a.value else 0) for a in same)
-        if best >= size:
+        if max(a.rank for a in same) >= spec.rank:
             self.explain.append(f"{label}: {w.name} already has [{same[0]}], so [{spec}] adds nothing (R-4.5)")
             return w
         kept = tuple(a for a in w.abilities if not (a.ability is spec.ability and a.keyword == spec.keyword))

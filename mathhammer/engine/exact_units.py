@@ -547,8 +547,8 @@ def _cost_hazard(cost: _Cost, u: UnitInputs) -> None:
 
 
 def _hazard(u: UnitInputs) -> tuple[Distribution | None, Distribution | None]:
-    """R-9.7: one test per firing model of every Hazardous weapon group, after all the attacks,
-    on the firing unit (the wounded model first, excess lost)."""
+    """R-9.7: one test per Hazardous weapon fired (a model carrying two makes two), after all
+    the attacks, on the firing unit (the wounded model first, excess lost)."""
     pair = _hazard_pair(u)
     if pair is None or not u.hazard_firing:
         return None, None

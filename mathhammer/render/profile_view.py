@@ -145,6 +145,12 @@ def show_view(obj: Unit | Weapon) -> RenderableType:
         extra.append(f"{u.feel_no_pain}+ Feel No Pain")
     if u.damage_reduction:
         extra.append(f"-{u.damage_reduction} Damage")
+    if u.deadly_demise is not None:
+        extra.append(f"Deadly Demise {u.deadly_demise}")
+    if u.firing_deck is not None:
+        extra.append(f"Firing Deck {u.firing_deck}")
+    if u.rules:
+        extra.append("rules: " + ", ".join(u.rules))
     if extra:
         lines.append(Text("  " + "; ".join(extra)))
     lines.append(Text("  keywords: " + ", ".join(sorted(u.keywords))))
