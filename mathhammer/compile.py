@@ -343,12 +343,19 @@ def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, 
                                                                          for g in m.weapons):
         explain: list[str] = []
         warnings: list[str] = []
+        # an option that changes nothing for one weapon group but something for another is not
+        # warned about (only an option that changes nothing is): the explain line names the weapon
+        unused = set.intersection(*({o for c in row for w in c.plan.warnings if (o := _no_effect(w))}
+                                    for row in rows))
         for g, row in enumerate(rows):
+            name = m.weapons[g].weapon.name
             for j, c in enumerate(row):
                 if len(row) > 1:
-                    explain.append(f"{m.weapons[g].weapon.name} against {order[j].name}:")
-                explain += [line for line in c.plan.explain if j == 0 or _group_line(line)]
-                warnings += [w for w in c.plan.warnings if w not in warnings]
+                    explain.append(f"{name} against {order[j].name}:")
+                explain += [line if _no_effect(line.removeprefix("warning: ")) in unused | {None}
+                            else f"{name}: {line.removeprefix('warning: ')}"
+                            for line in c.plan.explain if j == 0 or _group_line(line)]
+                warnings += [w for w in c.plan.warnings if w not in warnings and _no_effect(w) in unused | {None}]
         explain += _allocation_lines(m, order, inputs)
         plan = replace(plan, explain=tuple(explain), warnings=tuple(warnings))
     return Compiled(first, plan, inputs)
@@ -366,6 +373,13 @@ def _label(w: Weapon) -> str:
     from .notation import INLINE_WEAPON
 
     return weapon_line(w) if w.name == INLINE_WEAPON else w.name
+
+
+def _no_effect(warning: str) -> str | None:
+    """The option a "--OPTION has no effect" warning names (``--reroll-damage ones``), else None."""
+    if warning.startswith("--") and " has no effect" in warning:
+        return warning.split(" has no effect", 1)[0]
+    return None
 
 
 def _group_line(line: str) -> bool:

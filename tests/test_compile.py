@@ -279,3 +279,20 @@ def test_options_without_effect_are_warned() -> None:
     c = comp("A1 BS4+ S4 AP0 D1", stationary=True, charged=True, half_range=True)
     text = " ".join(c.plan.warnings)
     assert "--stationary has no effect" in text and "--charged has no effect" in text and "--half-range has no effect" in text
+
+
+def test_an_option_one_weapon_group_uses_is_not_warned_about_for_the_others() -> None:
+    import mathhammer
+
+    heavy, plain = "A1 BS4+ S4 AP0 D1 [HEAVY]", "A2 BS4+ S4 AP0 D1"
+    target = "T4 SV7+ W100"
+    both = mathhammer.build([heavy, plain], target, stationary=True)
+    compiled = compile_matchup(both.matchup)
+    assert not any("has no effect" in w for w in compiled.plan.warnings)
+    assert any(line.endswith(": --stationary has no effect: the weapon has no HEAVY") for line in compiled.plan.explain)
+    # and it did change the result: HEAVY hits on 3+ (2/3) instead of 4+ (1/2); wounds on 4+, no save
+    got = mathhammer.run([heavy, plain], target, method="exact", stationary=True).damage.mean()
+    assert got == pytest.approx(float(F(2, 3) * F(1, 2) + 2 * F(1, 2) * F(1, 2)), abs=1e-12)
+    # an option no weapon group uses is still warned about, once
+    none = compile_matchup(mathhammer.build([plain, plain], target, stationary=True).matchup)
+    assert none.plan.warnings.count("--stationary has no effect: the weapon has no HEAVY") == 1

@@ -48,8 +48,8 @@ def test_m56_m58_gw_app_pathfinders_fire_ion_rifles_and_drones(shared_data: Path
     entry = _entry(shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt", lib, 170)
     pathfinders = [(n, c, lo) for n, c, lo in _models(entry) if n == "Pathfinder"]
     assert pathfinders == [
-        ("Pathfinder", 3, {"Close combat weapon": 1, "Ion rifle - standard": 1, "Pulse pistol": 1}),
-        ("Pathfinder", 6, {"Close combat weapon": 1, "Pulse carbine": 1, "Pulse pistol": 1})]
+        ("Pathfinder", 3, {"Close combat weapon": 1, "Ion rifle - standard": 1}),
+        ("Pathfinder", 6, {"Close combat weapon": 1, "Pulse carbine": 1})]  # their Pulse pistols: the Pistol rule
     (shasui,) = [lo for n, _, lo in _models(entry) if n == "Pathfinder Shas'ui"]
     assert shasui["Twin pulse carbine"] == 1 and shasui["Drone burst cannon"] == 1
     # the Shield Drone carries no weapon: still kept as wargear, not fired

@@ -6,7 +6,9 @@ import itertools
 
 import pytest
 
-from mathhammer.roster.loadout import spread
+from mathhammer.model import ModelStats, Unit
+from mathhammer.notation import parse_weapon
+from mathhammer.roster.loadout import attacking, spread
 
 
 def _totals(groups: list[tuple[int, tuple[tuple[str, int], ...]]]) -> dict[str, int]:
@@ -44,3 +46,42 @@ def test_every_copy_is_given_once_and_no_model_is_lost(count: int, totals: list[
         for w, k in loadout:
             total = dict(totals)[w]
             assert k <= -(-total // count)
+
+
+def _unit(keywords: frozenset[str], *models: tuple[str, int, tuple[tuple[str, int], ...]]) -> Unit:
+    weapons = {"pistol": '12" A1 BS4+ S4 AP0 D1 [PISTOL]', "rifle": '30" A2 BS4+ S4 AP0 D1',
+               "cannon": '36" A3 BS4+ S9 AP-2 D3', "blade": "A3 WS3+ S4 AP-1 D1", "fist": "A2 WS4+ S8 AP-2 D2",
+               "tail": "A1 WS4+ S4 AP0 D1 [EXTRA ATTACKS]"}
+    return Unit(name="Squad", keywords=keywords,
+                models=tuple(ModelStats(name=n, count=c, toughness=4, save=3, wounds=1, loadout=lo) for n, c, lo in models),
+                weapons=tuple(parse_weapon(text, name=name) for name, text in weapons.items()))
+
+
+def test_a_model_shoots_its_pistols_or_its_other_ranged_weapons() -> None:
+    # the Pistol rule (seed: "it can either shoot with its Pistols or with all of its other ranged weapons")
+    unit = _unit(frozenset({"INFANTRY"}), ("trooper", 9, (("pistol", 1), ("rifle", 1), ("blade", 1))),
+                 ("gunner", 1, (("pistol", 1), ("rifle", 1), ("cannon", 1))), ("duelist", 2, (("pistol", 2), ("blade", 1))))
+    fired, notes = attacking(unit)
+    assert [dict(m.loadout) for m in fired.models] == [{"rifle": 1, "blade": 1}, {"rifle": 1, "cannon": 1},
+                                                       {"pistol": 2, "blade": 1}]  # pistols alone still shoot
+    assert [m.options for m in fired.models] == [("pistol",), ("pistol",), ()]
+    assert fired.weapons == unit.weapons and len(notes) == 1 and "pistol (10 models)" in notes[0]
+
+
+def test_a_monster_or_vehicle_shoots_its_pistols_beside_the_rest() -> None:
+    for keyword in ("VEHICLE", "MONSTER"):
+        unit = _unit(frozenset({keyword}), ("walker", 1, (("pistol", 1), ("cannon", 1))))
+        assert attacking(unit) == (unit, [])
+    model_keyword = ModelStats(name="walker", count=1, toughness=9, save=3, wounds=10, keywords=frozenset({"VEHICLE"}),
+                               loadout=(("pistol", 1), ("cannon", 1)))
+    unit = _unit(frozenset({"INFANTRY"}), ("trooper", 1, (("pistol", 1), ("rifle", 1))))
+    mixed = attacking(Unit(name="Squad", keywords=unit.keywords, weapons=unit.weapons,
+                           models=(*unit.models, model_keyword)))[0]
+    assert [dict(m.loadout) for m in mixed.models] == [{"rifle": 1}, {"pistol": 1, "cannon": 1}]
+
+
+def test_a_model_fights_with_one_melee_weapon_and_its_extra_attacks() -> None:
+    unit = _unit(frozenset({"INFANTRY"}), ("champion", 1, (("rifle", 1), ("fist", 1), ("blade", 1), ("tail", 1))))
+    fired, notes = attacking(unit)
+    assert dict(fired.models[0].loadout) == {"rifle": 1, "fist": 1, "tail": 1}  # the first, and EXTRA ATTACKS
+    assert fired.models[0].options == ("blade",) and "blade (1 model)" in notes[0]

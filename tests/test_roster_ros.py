@@ -173,7 +173,10 @@ def test_votann_sample() -> None:
     warriors = _named(r, "Hearthkyn Warriors")[0]
     assert warriors.unit is not None and warriors.unit.model_count == 10
     theyn = next(m for m in warriors.unit.models if m.name == "Theyn")
-    assert dict(theyn.loadout) == {"Close combat weapon": 1, "Ion blaster": 1, "Etacarn plasma pistol": 1}
+    # the Pistol rule: a Theyn (not a MONSTER or VEHICLE) shoots its pistol or its Ion blaster, not both
+    assert dict(theyn.loadout) == {"Close combat weapon": 1, "Ion blaster": 1}
+    assert "Etacarn plasma pistol" in theyn.options
+    assert any("Etacarn plasma pistol (1 model)" in n.text for n in warriors.notes)
     sagitaur = _named(r, "Sagitaur")[0].unit
     assert sagitaur is not None
     assert dict(sagitaur.models[0].loadout) == {"Armoured wheels": 1, "Twin bolt cannon": 1,

@@ -104,6 +104,11 @@ def test_cell_seed_is_stable_and_depends_on_seed_and_target() -> None:
     assert cell_seed(1, "T4 SV3+ W1 MODELS1") == int.from_bytes(digest, "big") >> 1
     seeds = {cell_seed(s, f"T{t} SV3+ W1 MODELS1") for s in (1, 2) for t in range(1, 30)}
     assert len(seeds) == 58 and all(0 <= s < 2**63 for s in seeds)
+    # the one-line formula docs/sweep.md gives computes the same seed
+    text = (Path(__file__).resolve().parent.parent / "docs" / "sweep.md").read_text(encoding="utf-8")
+    formula = next(part for part in text.split("`") if part.startswith("int.from_bytes(hashlib.blake2b("))
+    for s, target in ((1, "T4 SV3+ W1 MODELS1"), (7, "T3 SV2+ W16 MODELS10 [VEHICLE]")):
+        assert eval(formula, {"hashlib": hashlib, "S": s, "target": target}) == cell_seed(s, target)  # noqa: S307
 
 
 def test_a_cell_does_not_depend_on_the_rest_of_the_grid(lib) -> None:

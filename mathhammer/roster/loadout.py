@@ -11,8 +11,11 @@ Models left with the same weapons form one group.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-__all__ = ["spread"]
+from ..model import Ability, Unit
+
+__all__ = ["attacking", "spread"]
 
 
 def spread(count: int, totals: Sequence[tuple[str, int]]) -> list[tuple[int, tuple[tuple[str, int], ...]]]:
@@ -43,3 +46,37 @@ def spread(count: int, totals: Sequence[tuple[str, int]]) -> list[tuple[int, tup
         loadout = tuple((name, m[name]) for name in summed if name in m)
         groups[loadout] = groups.get(loadout, 0) + 1
     return [(n, loadout) for loadout, n in groups.items()]
+
+
+def attacking(unit: Unit) -> tuple[Unit, list[str]]:
+    """``unit`` with each model's loadout cut to what it attacks with, as the library's profiles
+    list it: a model that is not a MONSTER or VEHICLE shoots with its Pistols or with its other
+    ranged weapons, not both (the Pistol rule), so its Pistols beside another ranged weapon are
+    left out; a model fights with one melee weapon (and those with EXTRA ATTACKS beside it,
+    R-1.5), the first it carries. What is left out becomes one of the model's options and stays
+    among the unit's weapons, where ``UNIT/WEAPON`` picks it. Returns the unit and the line that
+    says what was left out (none when nothing was)."""
+    weapons = {w.name: w for w in unit.weapons}
+    models = []
+    left_out: dict[str, int] = {}  # weapon -> models that carry it but do not attack with it
+    for m in unit.models:
+        carried = [name for name, _ in m.loadout]
+        ranged = [n for n in carried if n in weapons and not weapons[n].melee]
+        melee = [n for n in carried if n in weapons and weapons[n].melee]
+        pistols = [n for n in ranged if weapons[n].has(Ability.PISTOL)]
+        left: list[str] = []
+        if pistols and len(pistols) < len(ranged) and not {"MONSTER", "VEHICLE"} & (unit.keywords | m.keywords):
+            left += pistols
+        left += [n for n in melee if not weapons[n].has(Ability.EXTRA_ATTACKS)][1:]
+        if left:
+            m = replace(m, loadout=tuple((n, k) for n, k in m.loadout if n not in left),
+                        options=(*m.options, *(n for n in left if n not in m.options)))
+            for n in left:
+                left_out[n] = left_out.get(n, 0) + m.count
+        models.append(m)
+    if not left_out:
+        return unit, []
+    named = ", ".join(f"{n} ({k} {'model' if k == 1 else 'models'})" for n, k in left_out.items())
+    return replace(unit, models=tuple(models)), [
+        f"not in the loadout fired: {named} (a model shoots its Pistols or its other ranged weapons, and fights "
+        f"with one melee weapon; '{unit.name}/WEAPON' fires one of them)"]

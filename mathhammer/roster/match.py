@@ -21,7 +21,7 @@ from dataclasses import replace
 from ..errors import ProfileError
 from ..model import ModelStats, Unit, Weapon
 from ..profiles import Library
-from .loadout import spread
+from .loadout import attacking, spread
 from .model import Note, Roster, RosterModel, RosterUnit
 from .names import clean, key, singular_key
 
@@ -232,5 +232,6 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
     total = sum(g.count for g in groups)
     if entry.size is not None and total != entry.size:
         notes.append(Note(entry.line, f"the unit line says {entry.size} models, the models listed are {total}"))
-    unit = replace(found, models=tuple(groups), aliases=(), points=entry.points, attached=())
+    unit, cut = attacking(replace(found, models=tuple(groups), aliases=(), points=entry.points, attached=()))
+    notes += [Note(entry.line, line) for line in cut]
     return unit, notes

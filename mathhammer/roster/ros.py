@@ -39,7 +39,7 @@ from ..errors import ProfileError
 from ..limits import MAX_ATTACKING_MODELS
 from ..model import Unit
 from ..profiles.schema import _Reader, _unit
-from .loadout import spread
+from .loadout import attacking, spread
 from .model import Note, Roster, RosterModel, RosterUnit
 from .names import clean, key, singular_key
 
@@ -331,7 +331,9 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
     if unmodelled:
         data["unmodelled"] = unmodelled
     try:
-        return _unit(_Reader(u.file, f"unit {entry.name!r} (line {u.line})", data))
+        unit, cut = attacking(_unit(_Reader(u.file, f"unit {entry.name!r} (line {u.line})", data)))
     except ProfileError as e:
         u.notes.append(Note(u.line, f"{entry.name}: cannot be used ({e.message()})"))
         return None
+    u.notes += [Note(u.line, line) for line in cut]
+    return unit
