@@ -30,12 +30,12 @@ from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from .api import BATTLE, SITUATION
 from .choices import SortKey
 from .errors import InputError, MathhammerError
-from .limits import MAX_ATTACKING_MODELS
+from .limits import MAX_ATTACKING_MODELS, MAX_SHEET_BYTES
 from .model import Allocation, Context, FtggWording, Method
 from .render.records import stat_columns
 from .result import RowsHook
@@ -137,8 +137,8 @@ def read_rows(source: str | Path | IO[str], *, lib: Any, name: str | None = None
     text, where = _text(source, name)
     lines = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
-        header = next(lines, None)
-        if header is None or not any(h.strip() for h in header):
+        header = next((cells for cells in lines if any(c.strip() for c in cells)), None)  # blank lines before it
+        if header is None:
             raise InputError("the file is empty", where=where, hint="the first line names the columns: name,weapon,...")
         columns = _columns(header, where)
         rows: list[Row] = []
@@ -168,19 +168,34 @@ def read_rows(source: str | Path | IO[str], *, lib: Any, name: str | None = None
 
 
 def _text(source: str | Path | IO[str], name: str | None) -> tuple[str, str]:
-    """The file's text (without a UTF-8 BOM) and how errors name it."""
+    """The file's text (without a UTF-8 BOM) and how errors name it; at most MAX_SHEET_BYTES
+    are read (``/dev/zero`` is refused, not read until memory runs out)."""
     if not isinstance(source, (str, Path)):
-        return _strip_bom(source.read()), name or str(getattr(source, "name", "<stream>"))
+        where = name or str(getattr(source, "name", "<stream>"))
+        return _strip_bom(_capped(source.read(MAX_SHEET_BYTES + 1), where)), where
     if str(source) == "-":
+        where = name or "<stdin>"
         stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
-        data = stream.read() if stream is not None else sys.stdin.read().encode()
-        return _decode(data, name or "<stdin>"), name or "<stdin>"
+        data = stream.read(MAX_SHEET_BYTES + 1) if stream is not None else sys.stdin.read(MAX_SHEET_BYTES + 1).encode()
+        return _decode(_capped(data, where), where), where
     where = name or str(source)
     try:
-        data = Path(source).read_bytes()
+        with open(source, "rb") as f:
+            data = f.read(MAX_SHEET_BYTES + 1)
     except OSError as e:
         raise InputError(f"cannot read the file: {e.strerror or e}", where=where) from None
-    return _decode(data, where), where
+    return _decode(_capped(data, where), where), where
+
+
+_T = TypeVar("_T", str, bytes)
+
+
+def _capped(data: _T, where: str) -> _T:
+    if len(data) > MAX_SHEET_BYTES:
+        raise InputError(f"larger than {MAX_SHEET_BYTES:,} bytes: not a sheet of loadouts", where=where,
+                         hint="a row per loadout; split a larger sheet into several files")
+    return data
+
 
 
 def _decode(data: bytes, where: str) -> str:

@@ -29,9 +29,12 @@ __all__ = [
     "MAX_DICE_VALUE",
     "MAX_PROFILE_BYTES",
     "MAX_RANGE",
+    "MAX_SHEET_BYTES",
     "MAX_ROLL_MOD",
     "MAX_TARGET_MODELS",
+    "MAX_PAIRS",
     "MAX_TRIALS",
+    "MAX_WEAPON_GROUPS",
     "MAX_WOUNDS",
     "MAX_YAML_DEPTH",
     "MAX_YAML_NODES",
@@ -44,6 +47,12 @@ __all__ = [
 MAX_ATTACKING_MODELS = 1_000
 #: Models in the target unit (``MODELS``, ``--target-models``, a profile's ``count``s summed).
 MAX_TARGET_MODELS = 1_000
+#: Weapon groups of one attack (each weapon given, each weapon of a unit's loadout), and weapon
+#: groups times the target's model groups (statlines, ``;`` groups, Leaders): each such pair
+#: has tables of its own, about half a megabyte to a megabyte, so these keep a run within the
+#: 200 MB of issue 8 (64 weapon groups at 4 model groups: 185 MB measured).
+MAX_WEAPON_GROUPS = 64
+MAX_PAIRS = 256
 #: Wounds characteristic of one model (``W``).
 MAX_WOUNDS = 1_000
 #: Strength and Toughness (``S``, ``T``).
@@ -67,6 +76,8 @@ MAX_DICE_VALUE = 999
 #: expanded (a file under the size limit without aliases stays below it; an alias bomb does not),
 #: and how deeply lists and mappings nest (a profile needs 6).
 MAX_PROFILE_BYTES = 1_000_000
+#: A ``compare`` sheet (CSV), in bytes: about 100,000 rows of loadouts.
+MAX_SHEET_BYTES = 10_000_000
 MAX_YAML_NODES = 1_000_000
 MAX_YAML_DEPTH = 100
 

@@ -18,9 +18,11 @@ from .limits import (
     MAX_DAMAGE_MOD,
     MAX_DICE,
     MAX_DICE_VALUE,
+    MAX_PAIRS,
     MAX_RANGE,
     MAX_ROLL_MOD,
     MAX_TARGET_MODELS,
+    MAX_WEAPON_GROUPS,
     MAX_WOUNDS,
     check_count,
 )
@@ -763,6 +765,13 @@ class Matchup:
             raise MatchupError("an attack needs at least one weapon", where="matchup")
         if isinstance(target, Target):
             target = TargetUnit(name=target.name, groups=(target,))
+        if len(weapons) > MAX_WEAPON_GROUPS:
+            raise MatchupError(f"at most {MAX_WEAPON_GROUPS} weapon groups fire in one attack", where="weapons",
+                               value=f"{len(weapons)} weapon groups", hint="compare them in several attacks")
+        if len(weapons) * len(target.groups) > MAX_PAIRS:
+            raise MatchupError(f"at most {MAX_PAIRS} pairs of a weapon group and a model group of the target",
+                               where="--target", value=f"{len(weapons)} weapon groups x {len(target.groups)} "
+                               "model groups", hint="give identical models as one group (5x T4 SV3+ W2)")
         object.__setattr__(self, "weapons", tuple(weapons))
         object.__setattr__(self, "target", target)
         object.__setattr__(self, "context", context)

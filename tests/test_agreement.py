@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -128,3 +129,18 @@ def test_the_planted_bug_is_caught_on_the_reference_scenario() -> None:
     ex, bug = exact.run(inputs), exact.run(replace(inputs, stages=three_misses(inputs.stages)))
     assert compare(mc.damage, mc.models_destroyed, ex.damage, ex.models_destroyed, N).agrees
     assert not compare(mc.damage, mc.models_destroyed, bug.damage, bug.models_destroyed, N).agrees
+
+
+def test_a_certain_outcome_agrees_though_the_exact_sum_rounds() -> None:
+    # 1000 attacks hitting on 2+, wounding on 2+, no save, at 5 W1 models: all 5 die for certain
+    # (P(fewer than 5 unsaved wounds) < 1e-1000); the exact mean came out 5 - 6e-14, and with the
+    # exact sd at rounding noise that read as +1000 SE and exit code 3
+    from mathhammer.result import Distribution
+
+    certain = Distribution.from_counts(np.array([0, 0, 0, 0, 0, 1000], dtype=np.int64))
+    rounded = Distribution(np.array([0, 0, 0, 0, 1e-14, 1 - 1e-14]))
+    a = compare(certain, certain, rounded, rounded, 1000)
+    assert a.agrees and a.mean_difference_se == 0.0
+    # a real difference of a certain outcome is still a disagreement
+    off = Distribution(np.array([0, 0, 0, 0, 0.2, 0.8]))  # mean 4.8: 16 SE off at 1000 trials
+    assert not compare(certain, certain, off, off, 1000).agrees

@@ -161,6 +161,12 @@ def test_weapons_joined_by_ampersand_each_with_a_count(library, tmp_path):
     assert sheet.rows[0].label == "2x heavy rail rifle & 3x twin plasma rifle"
 
 
+def test_blank_lines_before_the_header_are_skipped(library):
+    # docs/compare.md: blank lines are skipped; one before the header read as "the file is empty"
+    sheet = read_rows(io.StringIO("\n\n,,\nweapon,name\nrailgun,a\n"), lib=library, name="mine")
+    assert [(r.label, r.weapons, r.line) for r in sheet.rows] == [("a", ("railgun",), 5)]
+
+
 def test_a_stream_is_read_too(library):
     sheet = read_rows(io.StringIO("weapon\nrailgun\n"), lib=library, name="mine")
     assert sheet.where == "mine" and sheet.rows[0].weapons == ("railgun",)
@@ -171,6 +177,8 @@ def test_a_stream_is_read_too(library):
 
 @pytest.mark.parametrize(("text", "line"), [
     ("", "Error: {f}: the file is empty"),
+    ("\n,,\n\n", "Error: {f}: the file is empty"),
+    ("x" * 10_000_001, "Error: {f}: larger than 10,000,000 bytes: not a sheet of loadouts"),
     ("name,weapon\n", "Error: {f}: no rows after the header"),
     ("name\tweapon\nx\trailgun\n", "Error: {f} line 1: the header has tabs and no commas: this looks like a TSV "
                                    "(tab-separated) file"),

@@ -28,9 +28,11 @@ from mathhammer.limits import (
     MAX_DAMAGE_MOD,
     MAX_DICE,
     MAX_DICE_VALUE,
+    MAX_PAIRS,
     MAX_RANGE,
     MAX_ROLL_MOD,
     MAX_TARGET_MODELS,
+    MAX_WEAPON_GROUPS,
     MAX_WOUNDS,
 )
 from mathhammer.model import (
@@ -86,6 +88,24 @@ def test_context_counts_are_bounded_and_the_bounds_accepted(field: str, lo: int,
         message = e.value.message()
         assert message.startswith(f"{option}: ") and str(bad) in message and "\n" not in message
         assert f"{hi:,}" in message or f"{hi:+d}" in message or bad < lo
+
+
+def test_weapon_groups_and_their_pairs_with_model_groups_are_bounded() -> None:
+    # each (weapon group, model group) pair has tables of its own: 3,000 weapon groups took 3.4 GB
+    from mathhammer.model import TargetUnit, WeaponGroup
+
+    groups = tuple(WeaponGroup(weapon=parse_weapon("A1 BS3+ S4 AP0 D1")) for _ in range(MAX_WEAPON_GROUPS + 1))
+    one = TargetUnit(name="t", groups=(parse_target("T4 SV3+ W1"),))
+    assert len(Matchup(weapons=groups[:MAX_WEAPON_GROUPS], target=one).weapons) == MAX_WEAPON_GROUPS
+    with pytest.raises(MatchupError, match=r"at most 64 weapon groups") as e:
+        Matchup(weapons=groups, target=one)
+    assert e.value.where == "weapons"
+    many = TargetUnit(name="t", groups=tuple(replace(parse_target(f"T4 SV3+ W{w}"), name=f"g{w}")
+                                             for w in range(1, MAX_PAIRS // 4 + 2)))
+    Matchup(weapons=groups[:3], target=many)  # 3 x 65 pairs
+    with pytest.raises(MatchupError, match=r"at most 256 pairs") as e:
+        Matchup(weapons=groups[:4], target=many)  # 4 x 65
+    assert e.value.where == "--target"
 
 
 def test_the_issue_damage_mod_is_an_error_not_an_overflow() -> None:

@@ -240,3 +240,16 @@ def test_a_negative_cost_is_added_up(tmp_path: Path) -> None:
     """A swap that costs less (older data): points add up, negative ones included."""
     r = load_roster(_write(tmp_path, "n.ros", ROS.replace('<cost name="pts" value="120.0"/>', '<cost name="pts" value="-20"/>')))
     assert r.entries[0].points == -20
+
+
+def test_selections_nested_thousands_deep_are_read_without_recursion(tmp_path: Path) -> None:
+    # a 91 KB file with 1,100 nested upgrades made an internal RecursionError (exit 70)
+    depth = 5_000
+    path = tmp_path / "deep.ros"
+    path.write_text('<roster xmlns="http://www.battlescribe.net/schema/rosterSchema" name="x"><forces>'
+                    '<force name="f" catalogueName="Necrons"><selections><selection name="U" type="unit" number="1">'
+                    '<selections>' + '<selection name="x" type="upgrade" number="1"><selections>' * depth
+                    + '</selections></selection>' * depth + '</selections></selection></selections></force></forces>'
+                    '</roster>', encoding="utf-8")
+    r = load_roster(path)
+    assert [e.name for e in r.entries] == ["U"] and r.entries[0].unit is None  # no Unit profile: noted, not used

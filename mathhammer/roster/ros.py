@@ -109,11 +109,17 @@ def _points(elem: Element, file: str, lines: _Lines | None = None) -> int:
 
 
 def _walk(elem: Element, *, into_models: bool = False) -> Iterator[Element]:
-    """The selections under ``elem``, not entering nested model selections (unless asked)."""
-    for s in _selections(elem):
+    """The selections under ``elem``, not entering nested model selections (unless asked), depth
+    first in document order. A stack, not recursion: a file may nest selections thousands deep."""
+    stack = [iter(_selections(elem))]
+    while stack:
+        s = next(stack[-1], None)
+        if s is None:
+            stack.pop()
+            continue
         yield s
         if into_models or s.get("type") != "model":
-            yield from _walk(s, into_models=into_models)
+            stack.append(iter(_selections(s)))
 
 
 def _is_unit(sel: Element) -> bool:
