@@ -112,7 +112,8 @@ def test_not_exact_is_one_line_and_both_falls_back(monkeypatch: pytest.MonkeyPat
     r = run(*args, "--exact")
     assert r.exit_code == 1 and r.stdout == ""
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: --method exact: R-6.4 (2023 text)")
+    assert lines[0].startswith("Error: --method exact: R-6.4 (2023 text)") and lines[1:] == [
+        "  hint: Monte Carlo (without --exact) estimates it"]  # the spill-over is no stage: no --no-stages
     r = run(*args, "--method", "both", "--trials", "20000", "--seed", "1", "-f", "json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["method"] == "monte-carlo"

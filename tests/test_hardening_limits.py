@@ -398,3 +398,22 @@ def test_replace_keeps_the_checks() -> None:
     # dataclasses.replace runs __post_init__ again: a limit cannot be bypassed by a copy.
     with pytest.raises(MatchupError):
         replace(Context(), firing_models=MAX_ATTACKING_MODELS + 1)
+
+
+def test_a_huge_fixed_damage_stage_is_refused_up_front_and_computed_without_stages() -> None:
+    # 1000 models x D6+993 attacks hitting and wounding on 2+, D200 halved to 100 at one W1 model:
+    # the damage stage spans 70 million values (0.56 GB each, three alive at once: 2.3 GB RSS
+    # when it ran); the damage itself is one value
+    m = Matchup(weapon=parse_weapon("A D6+993 BS2+ S20 AP-5 D 200"), target=parse_target("T1 SV7+ W1 [HALF DAMAGE]"),
+                context=Context(firing_models=1000))
+    tracemalloc.start()
+    try:
+        with pytest.raises(NotExactError, match="summing the damage") as e:
+            analyse(m, method=Method.EXACT)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 200e6 and "--no-stages" in (e.value.hint or "")
+    r = analyse(m, method=Method.EXACT, stages=False)
+    # P(no unsaved wound) is below (1/6)**994_000, far below any float: the one model dies
+    assert r.stages == {} and r.damage.probabilities.tolist() == pytest.approx([0.0, 1.0], abs=1e-9)

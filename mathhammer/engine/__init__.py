@@ -35,8 +35,9 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
         threads: numba threads; results do not depend on it.
         notes: warnings gathered while building the matchup, kept with the result.
         merged: explain lines of the profile modifiers merged into the context.
-        stages: whether Monte Carlo counts the stage histograms (hits, wounds, ...); without
-            them a run is quicker and its ``stages`` are empty.
+        stages: whether the engines give the stage distributions (hits, wounds, ...); without
+            them a run is quicker (the exact engine's much smaller too) and its ``stages`` are
+            empty.
         stratagems: the stratagems used (name, cp, side, detachment), kept with the result.
 
     Raises:
@@ -54,12 +55,12 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
     if method is Method.MONTE_CARLO:
         result = _monte_carlo(unit, trials, seed, threads, stages)
     elif method is Method.EXACT:
-        result = _exact(unit)
-        if unit.n_groups > 1 and "unsaved" not in result.stages:
+        result = _exact(unit, stages)
+        if stages and unit.n_groups > 1 and "unsaved" not in result.stages:
             warnings.append("the unsaved and damage stages depend on the allocation against several model groups: "
                             "the exact engine leaves them out (Monte Carlo counts them)")
     else:
-        result, extra = _both(unit, trials, seed, threads, warnings)
+        result, extra = _both(unit, trials, seed, threads, warnings, stages)
     if alike is not None:
         result = replace(result, groups=split(result.groups, alike))
         mc = extra.get("monte_carlo")
@@ -81,37 +82,37 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
     return replace(result, provenance=provenance)
 
 
-def _exact(unit: UnitInputs) -> DamageResult:
+def _exact(unit: UnitInputs, stages: bool = True) -> DamageResult:
     """The exact engine: its closed forms for one weapon group at identical untouched models,
-    the allocation chain of :mod:`.exact_units` otherwise."""
+    the allocation chain of :mod:`.exact_units` otherwise (``stages``: with the stage breakdown)."""
     if unit.single:
         from . import exact
 
-        result = exact.run(unit.pairs[0][0])
+        result = exact.run(unit.pairs[0][0], stages=stages)
         groups, weapons = _parts.single(unit, result.damage, result.models_destroyed)
         return replace(result, groups=groups, weapons=weapons)
     from . import exact_units
 
-    return exact_units.run(unit)
+    return exact_units.run(unit, stages=stages)
 
 
 def _both(inputs: UnitInputs, trials: int, seed: int | None, threads: int | None,
-          warnings: list[str]) -> tuple[DamageResult, dict[str, Any]]:
+          warnings: list[str], stages: bool = True) -> tuple[DamageResult, dict[str, Any]]:
     """Both engines and their agreement; one alone (with a warning in ``warnings``) when the
     other refuses the request."""
     from .agreement import compare
 
     try:
-        ex = _exact(inputs)
+        ex = _exact(inputs, stages)
     except NotExactError as e:
         warnings.append(f"{e.message()}; --method both ran Monte Carlo alone")
-        return _monte_carlo(inputs, trials, seed, threads), {}
+        return _monte_carlo(inputs, trials, seed, threads, stages), {}
     try:
         check_monte_carlo(inputs)
     except MatchupError as e:
         warnings.append(f"{e.message()}; --method both gives the exact result alone")
         return ex, {}
-    mc = _monte_carlo(inputs, trials, seed, threads)
+    mc = _monte_carlo(inputs, trials, seed, threads, stages)
     agreement = compare(mc.damage, mc.models_destroyed, ex.damage, ex.models_destroyed, trials)
     if not agreement.agrees:
         warnings.append(agreement.line())
