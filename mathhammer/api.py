@@ -125,13 +125,17 @@ def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Librar
         taken = {u.name.lower() for u in units}
         rename = {e.unit.name: f"{e.unit.name} [{Path(army.file).name}]" for e in army.entries
                   if e.unit is not None and e.unit.name.lower() in taken}
+        lost = army.not_understood()
+        missing = (f"{Path(army.file).name} has {len(lost)} {'line' if len(lost) == 1 else 'lines'} not "
+                   f"understood (line {lost[0].line}: {lost[0].text.split(': ', 1)[-1]}): a unit there is missing",
+                   ) if lost else ()
         for e in army.entries:
             if e.unit is None:
                 continue
             unit = replace(e.unit, name=rename.get(e.unit.name, e.unit.name),
                            attached=tuple(rename.get(a, a) for a in e.unit.attached))
             units.append(unit)
-            notes[unit.name] = tuple(n.text for n in e.notes)
+            notes[unit.name] = tuple(n.text for n in e.notes) + missing
     return Layered(Plain(units), lib, notes=notes)
 
 

@@ -562,7 +562,11 @@ class Comparison:
         #: units of the rosters that cannot be ranked (not matched to a profile), with the reason
         self.warnings = tuple(f"{army.file}: line {e.line}: {e.name}: not ranked: "
                               + ("; ".join(n.text for n in e.notes) or "not matched to a profile")
-                              for army in armies for e in army.entries if e.unit is None)
+                              for army in armies for e in army.entries if e.unit is None) + tuple(
+            f"{army.file}: line {lost[0].line}: {lost[0].text}"
+            + (f" and {len(lost) - 1} more lines" if lost[1:] else "")
+            + ": a unit there is not ranked (mathhammer roster show lists them)"
+            for army in armies if (lost := army.not_understood()))
         self.where = sheet.where
         kept: dict[str, str] = {}
         for t in targets:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,29 @@ def test_bad_files_are_one_line_and_exit_1(tmp_path: Path, content: bytes, what:
     code, out, err = _run(str(path))
     assert code == 1 and out == "" and what in err and "Traceback" not in err
     assert len(err.splitlines()) <= 2  # the error, and perhaps its hint
+
+
+TEXT = ROSZ.parent / "text-exports-40kcompactor"
+
+
+@pytest.mark.skipif(not TEXT.is_dir(), reason="the shared text exports are not here")
+def test_a_unit_line_not_understood_is_said_wherever_the_roster_is_used(tmp_path: Path) -> None:
+    # an indented unit line: the unit and its lines are "not understood (outside any unit)";
+    # the headline said "17 of 17 units usable", compare ranked the rest without a word
+    import mathhammer
+    from mathhammer.compare import Comparison
+
+    original = (TEXT / "gwapp-tau.txt").read_text(encoding="utf-8")
+    assert "\nCrisis Sunforge Battlesuits (125 points)\n" in original
+    path = tmp_path / "v.txt"
+    path.write_text(original.replace("\nCrisis Sunforge Battlesuits (125 points)\n",
+                                     "\n  Crisis Sunforge Battlesuits (125 points)\n", 1), encoding="utf-8")
+    code, out, _ = _run(str(path))
+    assert code == 0 and re.search(r"(\d+) of \1 units usable, \d+ lines not understood \(below\)", out)
+    roster = mathhammer.read_roster(path)
+    assert roster.not_understood()[0].text == "not understood (outside any unit): 'Crisis Sunforge Battlesuits (125 points)'"
+    lib = mathhammer.api.with_rosters(mathhammer.library(), [roster])
+    attack = mathhammer.build("Crisis Sunforge Battlesuits", "knight", lib=lib)
+    assert any("v.txt has" in n and "a unit there is missing" in n for n in attack.notes)
+    sheet = Comparison(None, ("knight",), rosters=[path], trials=100)
+    assert any("Crisis Sunforge Battlesuits (125 points)" in w and "not ranked" in w for w in sheet.warnings)

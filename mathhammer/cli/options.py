@@ -53,9 +53,9 @@ JobsOpt = Annotated[int | None, typer.Option(
 )]
 StagesOpt = Annotated[bool, typer.Option(
     "--stages/--no-stages",
-    help=("Count the per-stage breakdown (hits, wounds, saves failed...) of a Monte Carlo run. --no-stages is "
-          "quicker and draws other random numbers: those of compare and sweep, so --no-stages with a record's "
-          "seed repeats it."),
+    help=("Count the per-stage breakdown (hits, wounds, saves failed...). --no-stages is quicker (the exact "
+          "engine's much smaller too) and, in Monte Carlo, draws other random numbers: those of compare and "
+          "sweep, so --no-stages with a record's seed repeats it."),
 )]
 ThreadsOpt = Annotated[int | None, typer.Option(
     "--threads", click_type=_whole(1), metavar="N",

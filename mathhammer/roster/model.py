@@ -128,6 +128,11 @@ class Roster:
         line, a Bodyguard's ``attached`` naming its leaders."""
         return [e.unit for e in self.entries if e.unit is not None]
 
+    def not_understood(self) -> list[Note]:
+        """The file's lines that belong to no unit and could not be read: a unit whose line is
+        one of them is missing from :meth:`units` (its weapons too)."""
+        return [n for n in self.notes if n.text.startswith("not understood")]
+
     def unmatched(self) -> list[RosterUnit]:
         """The entries that did not reach the engine (their notes say why)."""
         return [e for e in self.entries if e.unit is None]

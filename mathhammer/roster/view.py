@@ -27,7 +27,9 @@ def roster_view(roster: Roster) -> RenderableType:
     ok = sum(e.ok for e in roster.entries)
     head = Text(f"{roster.name or roster.file} — {roster.format}, {roster.faction or 'faction not stated'}"
                 + (f", {roster.points} points" if roster.points is not None else "")
-                + f": {ok} of {len(roster.entries)} units usable", style="bold")
+                + f": {ok} of {len(roster.entries)} units usable"
+                + (f", {len(lost)} {'line' if len(lost) == 1 else 'lines'} not understood (below)"
+                   if (lost := roster.not_understood()) else ""), style="bold")
     t = Table(header_style="bold", show_lines=True)
     for col, wrap in (("line", False), ("unit", True), ("pts", False), ("models and weapons (each model)", True),
                       ("notes", True)):
