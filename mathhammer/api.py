@@ -71,7 +71,8 @@ def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True, roster
     """
     from .profiles import load_library
 
-    lib = with_rosters(load_library(tuple(Path(p) for p in profiles), use_env=use_env), rosters)
+    lib = with_rosters(load_library(tuple(Path(p) for p in _paths(profiles, "profiles")), use_env=use_env),
+                       _paths(rosters, "rosters"))
     return lib if faction is None else lib.only(faction)
 
 
@@ -87,6 +88,7 @@ def libraries(profiles: Sequence[str | Path] = (), *, rosters: Sequence[str | Pa
         ProfileError: a bad profile or roster file, an unknown faction.
     """
     base = library(profiles, use_env=use_env)
+    rosters, target_rosters = _paths(rosters, "rosters"), _paths(target_rosters, "target_rosters")
     own = with_rosters(base, rosters)
     return (own if faction is None else own.only(faction)), with_rosters(base, target_rosters)
 
@@ -101,7 +103,9 @@ def read_roster(path: str | Path, *, lib: Library | None = None) -> Roster:
     """
     from .roster import load_roster
 
-    return load_roster(path, library() if lib is None else lib)
+    if not isinstance(path, (str, Path)):
+        raise InputError("must be a file's path", where="roster", value=type(path).__name__)
+    return load_roster(path, library() if lib is None else _library(lib))
 
 
 def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Library:
@@ -115,6 +119,10 @@ def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Librar
     Raises:
         ProfileError: a roster file that cannot be read.
     """
+    from .roster.model import Roster
+
+    lib = _library(lib)
+    rosters = _paths(rosters, "rosters", allow=Roster)
     if not rosters:
         return lib
     from .profiles import Library as Plain
@@ -147,13 +155,18 @@ def target(text: str, *, lib: Library | None = None, target_models: int | None =
     Raises:
         ProfileError, InputError, MatchupError: as ``--target`` reports them.
     """
-    return _resolve(library() if lib is None else lib, text, target_models, wounds_left, allocation)
+    if not isinstance(text, str):
+        raise InputError("must be a unit name or an inline target", where="target", value=type(text).__name__)
+    return _resolve(library() if lib is None else _library(lib), text, target_models, wounds_left, allocation)
 
 
 def _resolve(lib: Library, text: str, target_models: int | None, wounds_left: int | None,
              allocation: Allocation | str) -> ResolvedTarget:
     from .resolve import resolve_target_unit
 
+    for name, value in (("--target-models", target_models), ("--wounds-left", wounds_left)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InputError("must be a whole number", where=name, value=value)
     return resolve_target_unit(lib, text, models=target_models, wounds_left=wounds_left,
                                allocation=enum_value(Allocation, allocation, "allocation"))
 
@@ -193,7 +206,10 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
     from .resolve import resolve_embarked, resolve_weapons
 
     battle = _battle({k: situation.pop(k) for k in BATTLE if k in situation})
+    if not isinstance(melee, bool):
+        raise InputError("must be true or false", where="melee", value=melee)
     options = _situation(situation, melee)
+    only, exclude = _texts(only, "--only"), _texts(exclude, "--except")
     if not isinstance(target, (str, ResolvedTarget)):
         raise InputError("must be a unit name or an inline target, or what mathhammer.target() returns",
                          where="target", value=type(target).__name__,
@@ -203,7 +219,7 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
         raise InputError("must be a weapon text or a list of them (profile names, unit names or inline profiles)",
                          where="weapons", value=type(weapons).__name__ if texts is None else
                          next(type(t).__name__ for t in texts if not isinstance(t, str)))
-    lib = library() if lib is None else lib
+    lib = library() if lib is None else _library(lib)
     if not isinstance(target, str) and (target_models is not None or wounds_left is not None
                                         or enum_value(Allocation, allocation, "allocation") is not Allocation.DURABLE):
         raise InputError("a resolved target carries its own models, wounds left and allocation",
@@ -245,6 +261,10 @@ def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, tri
     from .engine import analyse
     from .engine.montecarlo import check_trials
 
+    if not isinstance(attack, Attack):
+        raise InputError("must be what mathhammer.build() returns", where="attack", value=type(attack).__name__)
+    if not isinstance(stages, bool):
+        raise InputError("must be true or false", where="stages", value=stages)
     chosen: Method = enum_value(Method, method, "method")
     check_trials(trials)
     return analyse(attack.matchup, method=chosen, trials=trials, seed=seed, threads=threads, notes=attack.notes,
@@ -291,6 +311,32 @@ def _battle(given: Mapping[str, Any]) -> Battle:
                 raise InputError("must be true or false", where=name, value=value)
             values[name] = value
     return Battle(**values)
+
+
+def _library(lib: Any) -> Library:
+    """``lib``, checked to be a library (of :func:`library`)."""
+    if not isinstance(lib, Library):
+        raise InputError("must be what mathhammer.library() returns", where="lib", value=type(lib).__name__)
+    return lib
+
+
+def _paths(value: Any, where: str, allow: type | None = None) -> tuple[Any, ...]:
+    """Files or folders: one path (a text or a Path: not iterated letter by letter) or a list."""
+    def one(item: Any) -> bool:
+        return isinstance(item, (str, Path)) or (allow is not None and isinstance(item, allow))
+
+    items = (value,) if one(value) else value
+    if not isinstance(items, (list, tuple)) or not all(one(item) for item in items):
+        raise InputError("must be a path or a list of paths", where=where, value=type(value).__name__)
+    return tuple(items)
+
+
+def _texts(value: Any, where: str) -> tuple[str, ...]:
+    """Names: one text (not iterated letter by letter) or a list of them; may be empty."""
+    items = (value,) if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
+        raise InputError("must be a name or a list of names", where=where, value=value)
+    return tuple(items)
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:

@@ -126,6 +126,44 @@ def test_no_weapon_and_unknown_profiles_are_errors() -> None:
     assert issubclass(ProfileError, MathhammerError)
 
 
+@pytest.mark.parametrize(("call", "where"), [
+    (lambda: api.run("railgun", "knight", trials="100"), "--trials"),
+    (lambda: api.run("railgun", "knight", trials=100.0), "--trials"),
+    (lambda: api.run("railgun", "knight", trials=True), "--trials"),
+    (lambda: api.run("railgun", "knight", trials=100, seed="1"), "--seed"),
+    (lambda: api.run("railgun", "knight", trials=100, seed=2**63), "--seed"),  # the command line's range
+    (lambda: api.run("railgun", "knight", trials=100, seed=True), "--seed"),
+    (lambda: api.run("railgun", "knight", trials=100, threads="2"), "--threads"),
+    (lambda: api.run("railgun", "knight", trials=100, target_models="5"), "--target-models"),
+    (lambda: api.run("railgun", "knight", trials=100, only=123), "--only"),
+    (lambda: api.run("railgun", "knight", trials=100, exclude=[None]), "--except"),
+    (lambda: api.run("railgun", "knight", trials=100, lib="x"), "lib"),
+    (lambda: api.run("railgun", "knight", trials=100, melee="no"), "melee"),
+    (lambda: api.run("railgun", "knight", trials=100, stages="no"), "stages"),
+    (lambda: api.target(None), "target"),
+    (lambda: api.target("knight", lib=1), "lib"),
+    (lambda: api.run_attack(None), "attack"),
+    (lambda: api.library(123), "profiles"),
+    (lambda: api.library(None), "profiles"),
+    (lambda: api.libraries(rosters=[123]), "rosters"),
+    (lambda: api.read_roster(None), "roster"),
+])
+def test_arguments_of_the_wrong_type_are_input_errors(call, where) -> None:
+    # a raw TypeError or AttributeError before; a string seed of 2**64 and trials=True were taken
+    with pytest.raises(InputError) as e:
+        call()
+    assert e.value.where == where
+
+
+def test_one_name_or_path_is_not_read_letter_by_letter(tmp_path: Path) -> None:
+    # only="railgun" was the letters r, a, i, ...; library("/x/profiles") loaded "/" as a folder
+    assert api.run("hammerhead", "knight", method="exact", only="railgun").damage.mean() == pytest.approx(
+        float(Fraction(1, 2) * Fraction(19, 2) * Fraction(1, 2)), abs=1e-12)  # BS4+; 1/6 mortal + 1/2 * 2/3 unsaved
+    with pytest.raises(ProfileError, match="not a folder") as e:
+        api.library(str(tmp_path / "missing"))
+    assert str(tmp_path / "missing") in e.value.message()
+
+
 def test_objects_of_the_wrong_kind_are_input_errors_naming_them() -> None:
     from mathhammer.model import Target
 

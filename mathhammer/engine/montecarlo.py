@@ -138,7 +138,9 @@ def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt
 
 
 def check_trials(trials: int) -> None:
-    """Raises InputError unless 1 <= trials <= MAX_TRIALS."""
+    """Raises InputError unless trials is a whole number (an int, not a bool), 1 to MAX_TRIALS."""
+    if isinstance(trials, bool) or not isinstance(trials, int):
+        raise InputError("must be a whole number", where="--trials", value=trials)
     if not 1 <= trials <= MAX_TRIALS:
         raise InputError(f"must be between 1 and {MAX_TRIALS:,}", where="--trials", value=trials)
 
@@ -166,10 +168,14 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
     check_monte_carlo(u)
     if seed is None:
         seed = draw_seed()
-    if seed < 0:
-        raise InputError("must be 0 or positive", where="--seed", value=seed)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InputError("must be a whole number", where="--seed", value=seed)
+    if not 0 <= seed < 2**63:
+        raise InputError("must be from 0 to 2^63-1", where="--seed", value=seed)
     from .. import kernel
 
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
+        raise InputError("must be a whole number", where="--threads", value=threads)
     if threads is not None and not 1 <= threads <= kernel.max_threads():
         raise InputError(f"must be between 1 and {kernel.max_threads()}", where="--threads", value=threads)
     sizes = chunk_plan(trials)
