@@ -292,6 +292,9 @@ def _row(cells: list[str], columns: list[str], line: int, where: str, lib: Any) 
         options["ftgg"] = cell.choice("ftgg", FtggWording)
     targets = (given["target"],) if "target" in given else ()
     label = given.get("name") or " & ".join(weapons if weapon else (unit or "",))
+    if not all(c.isprintable() or c.isspace() for c in label):  # an escape sequence would reach the terminal
+        raise _cell_error(where, line, "name", label, "a label of printable characters only",
+                          "a control character (such as ESC) in a label would be written to the terminal")
     return Row(line, " ".join(label.split()), weapons, points, targets, tuple(options.items()))
 
 

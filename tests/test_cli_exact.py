@@ -130,3 +130,13 @@ def test_R_7_2_save_7_plus_saves_on_6_with_a_net_plus_1(extra: list[str]) -> Non
     d = json.loads(r.stdout)
     assert abs(d["damage"]["mean"] - 200 / 81) < 1e-12
     assert d["thresholds"]["save"]["needed"] == 6
+
+
+def test_sampling_options_typed_with_exact_are_said_to_change_nothing() -> None:
+    r = run("shoot", "railgun", "-t", "knight", "--exact", "--trials", "5", "--seed", "3", "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert "--trials, --seed have no effect with --exact: it samples nothing" in json.loads(r.stdout)["warnings"]
+    r = run("shoot", "railgun", "-t", "knight", "--exact", "-f", "json")  # defaults are not "given"
+    assert not any("samples nothing" in w for w in json.loads(r.stdout)["warnings"])
+    r = run("shoot", "railgun", "-t", "knight", "--trials", "500", "--seed", "3", "-f", "json")  # Monte Carlo uses them
+    assert not any("samples nothing" in w for w in json.loads(r.stdout)["warnings"])

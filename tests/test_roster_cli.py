@@ -96,3 +96,18 @@ def test_a_unit_line_not_understood_is_said_wherever_the_roster_is_used(tmp_path
     assert any("v.txt has" in n and "a unit there is missing" in n for n in attack.notes)
     sheet = Comparison(None, ("knight",), rosters=[path], trials=100)
     assert any("Crisis Sunforge Battlesuits (125 points)" in w and "not ranked" in w for w in sheet.warnings)
+
+
+@pytest.mark.skipif(not TEXT.is_dir(), reason="the shared text exports are not here")
+def test_a_unit_over_a_limit_is_noted_at_its_line_not_an_error_for_the_whole_file(tmp_path: Path) -> None:
+    import mathhammer
+
+    original = (TEXT / "gwapp-tau.txt").read_text(encoding="utf-8")
+    listed = "  • 2x Crisis Sunforge Shas’ui\n    • 2x Battlesuit fists"
+    assert listed in original
+    path = tmp_path / "big.txt"
+    path.write_text(original.replace(listed, listed.replace("2x Crisis", "1000x Crisis", 1), 1), encoding="utf-8")
+    roster = mathhammer.read_roster(path)  # was: ProfileError "unit '...': the number of models must be at most
+    bad = [e for e in roster.entries if e.unit is None and e.name == "Crisis Sunforge Battlesuits"]  # 1,000"
+    assert len(bad) == 1 and bad[0].line > 0
+    assert "cannot be used" in bad[0].notes[-1].text and "at most 1,000 (got 1001)" in bad[0].notes[-1].text

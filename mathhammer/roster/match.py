@@ -74,7 +74,10 @@ def match_unit(entry: RosterUnit, lib: Library, scope: Library | None = None) ->
     found, why = _find(entry.name, lib, scope or lib)
     if found is None:
         return replace(entry, notes=(Note(entry.line, f"{entry.name}: {why}"), *entry.notes))
-    unit, notes = _loadout(entry, found)
+    try:
+        unit, notes = _loadout(entry, found)
+    except ProfileError as e:  # the roster's models break a limit of the unit (1,001 models): not used, said where
+        return replace(entry, notes=(*entry.notes, Note(entry.line, f"{entry.name}: cannot be used ({e.message()})")))
     if key(found.faction) and entry.faction and key(found.faction) != key(entry.faction) \
             and not key(entry.faction).endswith(key(found.faction)):
         notes.insert(0, Note(entry.line, f"matched {found.name!r} of {found.faction}, not of the roster's faction"))
