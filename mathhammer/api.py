@@ -105,7 +105,7 @@ def read_roster(path: str | Path, *, lib: Library | None = None) -> Roster:
 
     if not isinstance(path, (str, Path)):
         raise InputError("must be a file's path", where="roster", value=type(path).__name__)
-    return load_roster(path, library() if lib is None else _library(lib))
+    return load_roster(path, library() if lib is None else checked_library(lib))
 
 
 def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Library:
@@ -121,7 +121,7 @@ def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Librar
     """
     from .roster.model import Roster
 
-    lib = _library(lib)
+    lib = checked_library(lib)
     rosters = _paths(rosters, "rosters", allow=Roster)
     if not rosters:
         return lib
@@ -157,7 +157,7 @@ def target(text: str, *, lib: Library | None = None, target_models: int | None =
     """
     if not isinstance(text, str):
         raise InputError("must be a unit name or an inline target", where="target", value=type(text).__name__)
-    return _resolve(library() if lib is None else _library(lib), text, target_models, wounds_left, allocation)
+    return _resolve(library() if lib is None else checked_library(lib), text, target_models, wounds_left, allocation)
 
 
 def _resolve(lib: Library, text: str, target_models: int | None, wounds_left: int | None,
@@ -209,7 +209,7 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
     if not isinstance(melee, bool):
         raise InputError("must be true or false", where="melee", value=melee)
     options = _situation(situation, melee)
-    only, exclude = _texts(only, "--only"), _texts(exclude, "--except")
+    only, exclude = checked_names(only, "--only"), checked_names(exclude, "--except")
     if not isinstance(target, (str, ResolvedTarget)):
         raise InputError("must be a unit name or an inline target, or what mathhammer.target() returns",
                          where="target", value=type(target).__name__,
@@ -219,7 +219,7 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
         raise InputError("must be a weapon text or a list of them (profile names, unit names or inline profiles)",
                          where="weapons", value=type(weapons).__name__ if texts is None else
                          next(type(t).__name__ for t in texts if not isinstance(t, str)))
-    lib = library() if lib is None else _library(lib)
+    lib = library() if lib is None else checked_library(lib)
     if not isinstance(target, str) and (target_models is not None or wounds_left is not None
                                         or enum_value(Allocation, allocation, "allocation") is not Allocation.DURABLE):
         raise InputError("a resolved target carries its own models, wounds left and allocation",
@@ -313,7 +313,7 @@ def _battle(given: Mapping[str, Any]) -> Battle:
     return Battle(**values)
 
 
-def _library(lib: Any) -> Library:
+def checked_library(lib: Any) -> Library:
     """``lib``, checked to be a library (of :func:`library`)."""
     if not isinstance(lib, Library):
         raise InputError("must be what mathhammer.library() returns", where="lib", value=type(lib).__name__)
@@ -331,7 +331,7 @@ def _paths(value: Any, where: str, allow: type | None = None) -> tuple[Any, ...]
     return tuple(items)
 
 
-def _texts(value: Any, where: str) -> tuple[str, ...]:
+def checked_names(value: Any, where: str) -> tuple[str, ...]:
     """Names: one text (not iterated letter by letter) or a list of them; may be empty."""
     items = (value,) if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):

@@ -63,7 +63,7 @@ def _values(text: str | int | Sequence[int], *, option: str, lo: int, hi: int, w
         InputError: an empty text, an item that is neither a number nor a range, a range that
             goes down, a value outside ``lo..hi``, a value given twice.
     """
-    if isinstance(text, bool):
+    if isinstance(text, bool) or not isinstance(text, (int, str, list, tuple)):
         raise InputError("expected a range like 3-12, a number or a list like 3,5,8", where=option, value=text)
     if isinstance(text, int):
         items: list[str] = [str(text)]
@@ -129,7 +129,7 @@ _KEYWORD = re.compile(r"[A-Za-z0-9' -]+", re.ASCII)
 def _keyword(word: str) -> str:
     """A keyword or ability for the inline target's brackets; the notation's separators (which
     would change what the target is) are refused here, the words themselves by the notation."""
-    text = word.strip()
+    text = word.strip() if isinstance(word, str) else ""
     if not _KEYWORD.fullmatch(text):
         raise InputError("a keyword is letters, digits, spaces, ' and -", where="--keyword", value=word,
                          hint="one keyword per --keyword, e.g. --keyword VEHICLE --keyword STEALTH")
@@ -255,13 +255,22 @@ def plan_sweep(weapons: str | Sequence[str], *, toughness: str | int | Sequence[
     if wounds is None and chosen_metric is not Metric.MEAN:
         raise InputError(f"{chosen_metric.value} needs the targets' Wounds", where="--metric",
                          value=chosen_metric.value, hint="give --wounds W, e.g. --wounds 3")
+    if isinstance(keywords, str):
+        keywords = (keywords,)
     grid = Grid(toughness=parse_toughness(toughness), saves=parse_saves(save),
                 wounds=1 if wounds is None else _count(wounds, "--wounds", MAX_WOUNDS),
                 models=_count(models, "--models", MAX_TARGET_MODELS),
                 invulnerable=_defence(invulnerable, "--invuln"), feel_no_pain=_defence(feel_no_pain, "--fnp"),
                 keywords=tuple(dict.fromkeys(_keyword(k) for k in keywords)), wounds_given=wounds is not None)
-    lib = library() if lib is None else lib
-    texts = (weapons,) if isinstance(weapons, str) else tuple(weapons)
+    from .api import checked_library, checked_names
+
+    lib = library() if lib is None else checked_library(lib)
+    texts = checked_names(weapons, "weapons")
+    if not texts:
+        raise InputError("no weapon given", where="weapon", value="")
+    if not isinstance(melee, bool):
+        raise InputError("must be true or false", where="melee", value=melee)
+    only, exclude = checked_names(only, "--only"), checked_names(exclude, "--except")
     firing_models = _count(firing_models, "--firing-models", MAX_ATTACKING_MODELS)  # api.build says --models
     options: dict[str, Any] = {"melee": melee, "models": firing_models, "only": tuple(only),
                                "exclude": tuple(exclude), **situation}
@@ -317,6 +326,13 @@ def iter_cells(plan: SweepPlan, *, jobs: int | None = None) -> Iterator[Cell]:
     Raises:
         MathhammerError: the first cell that failed (the exact engine refusing it, say).
     """
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise InputError("must be a whole number, at least 1", where="--jobs", value=jobs)
+    return _cells(plan, jobs)
+
+
+def _cells(plan: SweepPlan, jobs: int | None) -> Iterator[Cell]:
+    """:func:`iter_cells` once its arguments are checked."""
     import time
 
     from .batch import run_many, run_task

@@ -326,3 +326,17 @@ def test_module_doctest() -> None:
 
     failed, tried = doctest.testmod(mathhammer.sweep)
     assert tried >= 2 and failed == 0
+
+
+@pytest.mark.parametrize(("options", "where"), [
+    ({"toughness": None}, "--toughness"), ({"keywords": [1]}, "--keyword"), ({"jobs": "2"}, "--jobs"),
+    ({"jobs": 0}, "--jobs"), ({"trials": "10"}, "--trials"), ({"lib": "x"}, "lib"), ({"melee": "no"}, "melee"),
+    ({"only": 5}, "--only"),
+])
+def test_run_sweep_arguments_of_the_wrong_type_are_input_errors(options, where) -> None:
+    # each was a raw TypeError, AttributeError or ValueError
+    from mathhammer.sweep import run_sweep
+
+    with pytest.raises(InputError) as e:
+        run_sweep("A1 BS2+ S8 AP-2 D3", **{"toughness": "4", "save": "3", "method": "exact", **options})
+    assert e.value.where == where
