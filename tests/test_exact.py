@@ -471,3 +471,22 @@ def test_monte_carlo_kernel_matches_exact_on_large_scenarios(name: str) -> None:
     for key, e, m in pairs:
         gap = _cdf_gap(e.probabilities, m.probabilities)
         assert gap <= DKW, f"{key}: CDF gap {gap:.5f} > {DKW:.5f}"
+
+
+def test_a_stage_past_the_cap_is_capped_as_monte_carlo_caps_it_with_the_whole_moments() -> None:
+    # 20 models x A999 BS3+: attacks exactly 19,980, hits Binomial(19980, 2/3). Written out in
+    # full an exact stage can span tens of millions of values (a JSON document of gigabytes)
+    import math
+
+    import mathhammer
+    from mathhammer.compile import STAGE_CAP
+
+    r = mathhammer.run("A 999 BS3+ S4 AP0 D1", "T4 SV3+ W1000 MODELS1", models=20, method="exact")
+    attacks, hits = r.stages["attacks"], r.stages["hits"]
+    for d in (attacks, hits):
+        assert d.capped_at == STAGE_CAP and d.probabilities.size == STAGE_CAP + 1
+        assert d.probabilities[STAGE_CAP] == pytest.approx(1.0, abs=1e-12)  # every value is past 4,095
+    assert attacks.mean() == pytest.approx(19980, abs=1e-6) and attacks.sd() == pytest.approx(0, abs=1e-6)
+    assert hits.mean() == pytest.approx(13320, rel=1e-9)
+    assert hits.sd() == pytest.approx(math.sqrt(19980 * 2 / 3 * 1 / 3), rel=1e-6)
+    assert r.stages["critical_wounds"].capped_at is None  # 2,220 on average: within the cap, in full

@@ -72,15 +72,24 @@ STRADDLE_FNP = ("A 2D6 BS2+ S8 AP-6 D 6D6", "T4 SV3+ W1 MODELS10 FNP5+", 60)
 
 
 @pytest.mark.parametrize("case", [STRADDLE, STRADDLE_FNP], ids=["no_fnp", "fnp"])
-def test_capped_stage_mean_and_sd_match_the_exact_engine(case: tuple[str, str, int]) -> None:
+def test_capped_stage_mean_and_sd_match_the_exact_engine(case: tuple[str, str, int],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     inputs = _inputs(*case)
     capped = [i for i in StageCount if inputs.stage_capped(i)]
     assert capped == [StageCount.DAMAGE_BEFORE_FNP, StageCount.DAMAGE_AFTER_FNP]
-    ex = exact.run(inputs)
+    ex_capped = exact.run(inputs)  # capped as Monte Carlo caps it, with the whole moments
+    with monkeypatch.context() as m:
+        m.setattr(exact, "_stage", exact._trim)  # the whole distributions, for the reference moments
+        ex = exact.run(inputs)
     mc = montecarlo.run(inputs, trials=N, seed=8)
     for i in capped:
         name = i.name.lower()
         _assert_capped_stage_agrees(mc.stages[name], ex.stages[name])
+        whole, cut = ex.stages[name], ex_capped.stages[name]
+        mean, sd, _ = _moments(whole)
+        assert cut.capped_at == STAGE_CAP and (cut.mean(), cut.sd()) == pytest.approx((mean, sd), rel=1e-12)
+        assert cut.probabilities[STAGE_CAP] == pytest.approx(whole.p_at_least(STAGE_CAP), abs=1e-12)
+        assert np.array_equal(cut.probabilities[:STAGE_CAP], whole.probabilities[:STAGE_CAP])
 
 
 def test_without_feel_no_pain_the_damage_after_it_is_the_damage_before_it() -> None:
