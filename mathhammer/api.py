@@ -16,7 +16,9 @@ run needs it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import numbers
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import Enum
 from pathlib import Path
@@ -72,7 +74,7 @@ def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True, roster
     from .profiles import load_library
 
     lib = with_rosters(load_library(tuple(Path(p) for p in _paths(profiles, "profiles")), use_env=use_env),
-                       _paths(rosters, "rosters"))
+                       _paths(rosters, "rosters", allow=_roster_type(rosters)))
     return lib if faction is None else lib.only(faction)
 
 
@@ -88,7 +90,8 @@ def libraries(profiles: Sequence[str | Path] = (), *, rosters: Sequence[str | Pa
         ProfileError: a bad profile or roster file, an unknown faction.
     """
     base = library(profiles, use_env=use_env)
-    rosters, target_rosters = _paths(rosters, "rosters"), _paths(target_rosters, "target_rosters")
+    rosters = _paths(rosters, "rosters", allow=_roster_type(rosters))
+    target_rosters = _paths(target_rosters, "target_rosters", allow=_roster_type(target_rosters))
     own = with_rosters(base, rosters)
     return (own if faction is None else own.only(faction)), with_rosters(base, target_rosters)
 
@@ -103,7 +106,7 @@ def read_roster(path: str | Path, *, lib: Library | None = None) -> Roster:
     """
     from .roster import load_roster
 
-    if not isinstance(path, (str, Path)):
+    if not isinstance(path, (str, os.PathLike)):
         raise InputError("must be a file's path", where="roster", value=type(path).__name__)
     return load_roster(path, library() if lib is None else checked_library(lib))
 
@@ -119,10 +122,8 @@ def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Librar
     Raises:
         ProfileError: a roster file that cannot be read.
     """
-    from .roster.model import Roster
-
     lib = checked_library(lib)
-    rosters = _paths(rosters, "rosters", allow=Roster)
+    rosters = _paths(rosters, "rosters", allow=_roster_type(rosters))
     if not rosters:
         return lib
     from .profiles import Library as Plain
@@ -165,9 +166,10 @@ def _resolve(lib: Library, text: str, target_models: int | None, wounds_left: in
     from .resolve import resolve_target_unit
 
     for name, value in (("--target-models", target_models), ("--wounds-left", wounds_left)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
             raise InputError("must be a whole number", where=name, value=value)
-    return resolve_target_unit(lib, text, models=target_models, wounds_left=wounds_left,
+    return resolve_target_unit(lib, text, models=None if target_models is None else int(target_models),
+                               wounds_left=None if wounds_left is None else int(wounds_left),
                                allocation=enum_value(Allocation, allocation, "allocation"))
 
 
@@ -214,7 +216,7 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
         raise InputError("must be a unit name or an inline target, or what mathhammer.target() returns",
                          where="target", value=type(target).__name__,
                          hint="mathhammer.target('T4 SV3+ W2 MODELS10') resolves a target once for many attacks")
-    texts = [weapons] if isinstance(weapons, str) else list(weapons) if isinstance(weapons, Sequence) else None
+    texts = [weapons] if isinstance(weapons, str) else list(weapons) if _many(weapons) else None
     if texts is None or not all(isinstance(t, str) for t in texts):
         raise InputError("must be a weapon text or a list of them (profile names, unit names or inline profiles)",
                          where="weapons", value=type(weapons).__name__ if texts is None else
@@ -320,23 +322,42 @@ def checked_library(lib: Any) -> Library:
     return lib
 
 
-def _paths(value: Any, where: str, allow: type | None = None) -> tuple[Any, ...]:
-    """Files or folders: one path (a text or a Path: not iterated letter by letter) or a list."""
-    def one(item: Any) -> bool:
-        return isinstance(item, (str, Path)) or (allow is not None and isinstance(item, allow))
+def _roster_type(rosters: Any) -> type | None:
+    """:class:`Roster` when ``rosters`` names any (imported only then: a run without rosters
+    does without the module)."""
+    if not rosters:
+        return None
+    from .roster.model import Roster
 
-    items = (value,) if one(value) else value
-    if not isinstance(items, (list, tuple)) or not all(one(item) for item in items):
-        raise InputError("must be a path or a list of paths", where=where, value=type(value).__name__)
-    return tuple(items)
+    return Roster
+
+
+def _many(value: Any) -> bool:
+    """A list, tuple, set, generator, array...: anything iterable but a text, bytes or a mapping."""
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
+
+
+def _paths(value: Any, where: str, allow: type | None = None) -> tuple[Any, ...]:
+    """Files or folders: one path (a text or a path object: not iterated letter by letter) or
+    several (a list, a generator...); ``allow``: another type an item may be."""
+    def one(item: Any) -> bool:
+        return isinstance(item, (str, os.PathLike)) or (allow is not None and isinstance(item, allow))
+
+    if one(value):
+        return (value,)
+    items = tuple(value) if _many(value) else None
+    bad = next((item for item in items if not one(item)), None) if items is not None else value
+    if items is None or bad is not None:
+        raise InputError("must be a path or a list of paths", where=where, value=type(bad).__name__)
+    return items
 
 
 def checked_names(value: Any, where: str) -> tuple[str, ...]:
-    """Names: one text (not iterated letter by letter) or a list of them; may be empty."""
-    items = (value,) if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
+    """Names: one text (not iterated letter by letter) or several (a list, a set, a generator...)."""
+    items = (value,) if isinstance(value, str) else tuple(value) if _many(value) else None
+    if items is None or not all(isinstance(v, str) for v in items):
         raise InputError("must be a name or a list of names", where=where, value=value)
-    return tuple(items)
+    return items
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:

@@ -14,8 +14,9 @@ Toughness, each Save from best to none), so outputs are the same byte for byte.
 from __future__ import annotations
 
 import hashlib
+import numbers
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -63,10 +64,10 @@ def _values(text: str | int | Sequence[int], *, option: str, lo: int, hi: int, w
         InputError: an empty text, an item that is neither a number nor a range, a range that
             goes down, a value outside ``lo..hi``, a value given twice.
     """
-    if isinstance(text, bool) or not isinstance(text, (int, str, list, tuple)):
+    if isinstance(text, bool) or not isinstance(text, (numbers.Integral, str, Iterable)) or isinstance(text, bytes):
         raise InputError("expected a range like 3-12, a number or a list like 3,5,8", where=option, value=text)
-    if isinstance(text, int):
-        items: list[str] = [str(text)]
+    if isinstance(text, numbers.Integral):
+        items: list[str] = [str(int(text))]
     elif isinstance(text, str):
         items = [part.strip() for part in text.split(",")]
     else:

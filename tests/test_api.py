@@ -195,3 +195,30 @@ def test_a_target_resolved_once_builds_the_same_attack() -> None:
     assert a.matchup == b.matchup and a.explain == b.explain
     with pytest.raises(InputError, match="resolved target"):
         api.build("A4 BS3+ S5 AP-1 D1", squad, wounds_left=1)
+
+
+def test_numpy_integers_generators_sets_and_roster_objects_are_accepted() -> None:
+    # the type checks must not refuse what worked before them: notebook loops pass numpy's
+    # integers, and any iterable of names or paths is a list of them
+    import numpy as np
+
+    attack = api.build((w for w in ["railgun"]), "knight")
+    by_np = api.run_attack(attack, trials=np.int64(2000), seed=np.int64(7), threads=np.int64(1))
+    by_int = api.run_attack(attack, trials=2000, seed=7, threads=1)
+    assert by_np.damage.mean() == by_int.damage.mean() and type(by_np.seed) is int and type(by_np.trials) is int
+    assert api.target("knight", target_models=np.int64(1)).target.models == 1
+    assert api.run("hammerhead", "knight", only={"railgun"}, method="exact").damage.mean() == pytest.approx(
+        float(Fraction(1, 2) * Fraction(19, 2) * Fraction(1, 2)), abs=1e-12)
+    from mathhammer.sweep import parse_saves, parse_toughness
+
+    assert parse_toughness(range(3, 6)) == parse_toughness(np.arange(3, 6)) == (3, 4, 5)
+    assert parse_saves(np.int64(4)) == (4,)
+
+
+@pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / "shared" / "data" / "rosters-prettyscribe").is_dir(),
+                    reason="the shared .rosz samples are not here")
+def test_roster_objects_are_accepted_where_roster_files_are() -> None:
+    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "rosters-prettyscribe" / "necrons-10e.rosz"
+    roster = api.read_roster(path)
+    for lib in (api.library(rosters=[roster]), api.libraries(rosters=(r for r in [roster]))[0]):
+        assert lib.unit_named("Overlord") is not None

@@ -490,3 +490,18 @@ def test_a_stage_past_the_cap_is_capped_as_monte_carlo_caps_it_with_the_whole_mo
     assert hits.mean() == pytest.approx(13320, rel=1e-9)
     assert hits.sd() == pytest.approx(math.sqrt(19980 * 2 / 3 * 1 / 3), rel=1e-6)
     assert r.stages["critical_wounds"].capped_at is None  # 2,220 on average: within the cap, in full
+
+
+def test_stages_of_several_weapon_groups_are_combined_whole_then_capped() -> None:
+    # two groups of 100 x A10 hitting and wounding on 2+, AP-4 against Sv4+ (no save), D10: the
+    # damage stage's mean is 2 x 1000 x 5/6 x 5/6 x 10; summing stages cut at 4,096 made it 8,192
+    import mathhammer
+    from mathhammer.compile import STAGE_CAP
+
+    gun = "100x A10 BS2+ S8 AP-4 D10"
+    r = mathhammer.run([gun, gun], "T4 SV4+ W1000", method="exact")
+    for name in ("damage_before_fnp", "damage_after_fnp"):
+        d = r.stages[name]
+        assert d.capped_at == STAGE_CAP and d.mean() == pytest.approx(2 * 1000 * 25 / 36 * 10, rel=1e-9), name
+    attacks = r.stages["attacks"]
+    assert attacks.capped_at is None and attacks.probabilities.tolist() == [0.0] * 2000 + [1.0]

@@ -84,16 +84,19 @@ def analyse(matchup: Matchup, *, method: Method = Method.MONTE_CARLO, trials: in
 
 def _exact(unit: UnitInputs, stages: bool = True) -> DamageResult:
     """The exact engine: its closed forms for one weapon group at identical untouched models,
-    the allocation chain of :mod:`.exact_units` otherwise (``stages``: with the stage breakdown)."""
-    if unit.single:
-        from . import exact
+    the allocation chain of :mod:`.exact_units` otherwise (``stages``: with the stage breakdown,
+    capped as Monte Carlo's are once computed whole)."""
+    from . import exact
 
+    if unit.single:
         result = exact.run(unit.pairs[0][0], stages=stages)
         groups, weapons = _parts.single(unit, result.damage, result.models_destroyed)
-        return replace(result, groups=groups, weapons=weapons)
-    from . import exact_units
+        result = replace(result, groups=groups, weapons=weapons)
+    else:
+        from . import exact_units
 
-    return exact_units.run(unit, stages=stages)
+        result = exact_units.run(unit, stages=stages)
+    return replace(result, stages={k: exact.capped_stage(v) for k, v in result.stages.items()})
 
 
 def _both(inputs: UnitInputs, trials: int, seed: int | None, threads: int | None,

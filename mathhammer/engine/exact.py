@@ -350,14 +350,14 @@ def _trim(p: Array) -> Distribution:
     return Distribution(probabilities=p[: (nz[-1] + 1) if nz.size else 1].copy(), trials=None)
 
 
-def _stage(p: Array) -> Distribution:
-    """A stage distribution as Monte Carlo gives it: values 0 .. STAGE_CAP - 1 one by one and
-    P(X >= STAGE_CAP) in the last, with the mean and sd of the whole (``capped_at``), when it
-    reaches further (an exact stage can span tens of millions of values: a document of
-    gigabytes)."""
-    p = _trim_tail(np.asarray(p, dtype=np.float64))
-    if p.size <= STAGE_CAP + 1:
-        return _trim(p)
+def capped_stage(d: Distribution) -> Distribution:
+    """A whole exact stage distribution as Monte Carlo gives one: values 0 .. STAGE_CAP - 1 one
+    by one and P(X >= STAGE_CAP) in the last, with the mean and sd of the whole (``capped_at``),
+    when it reaches further (an exact stage can span tens of millions of values: a document of
+    gigabytes). Only for what is shown: the engines combine whole distributions."""
+    p = d.probabilities
+    if d.capped_at is not None or p.size <= STAGE_CAP + 1:
+        return d
     support = np.arange(p.size, dtype=np.float64)
     mean = float(support @ p)
     sd = math.sqrt(max(0.0, float(((support - mean) ** 2) @ p)))
@@ -1345,7 +1345,7 @@ def run(inputs: KernelInputs, *, stages: bool = True) -> DamageResult:
         assert devastating is not None  # set with unsaved above
         values = (p_attacks, hits, crits, _counter(t, p_attacks, (_WOUNDS,)), crit_wounds, lethal, devastating,
                   unsaved, before, after)
-        breakdown = {key: _stage(v) for key, v in zip(_STAGE_KEYS, values, strict=True)}
+        breakdown = {key: _trim(v) for key, v in zip(_STAGE_KEYS, values, strict=True)}
     hazard = hazard_models = None
     if t.hazardous:
         lost, dead = _hazardous(t)

@@ -79,7 +79,6 @@ from .exact import (
     _fnp_tri,
     _hazardous,
     _renewal_s,
-    _stage,
     _Tables,
     _trim,
     _trim_tail,
@@ -528,7 +527,7 @@ def _unlimited(u: UnitInputs, stages: bool) -> _Parts:
                           leader=u.group_leader[0]),)
     shares = tuple(WeaponShare(name=name, count=count, damage_mean=r.damage.mean(), models_destroyed_mean=0.0)
                    for name, count, r in zip(u.weapon_names, u.counts, results, strict=True))
-    breakdown = {key: _stage(totals[key]) for key in _STAGE_KEYS if key in totals}
+    breakdown = {key: _trim(totals[key]) for key in _STAGE_KEYS if key in totals}
     return _trim(damage), none, breakdown, groups, shares
 
 

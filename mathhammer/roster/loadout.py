@@ -77,6 +77,7 @@ def attacking(unit: Unit) -> tuple[Unit, list[str]]:
     if not left_out:
         return unit, []
     named = ", ".join(f"{n} ({k} {'model' if k == 1 else 'models'})" for n, k in left_out.items())
+    first, k = next(iter(left_out.items()))
     return replace(unit, models=tuple(models)), [
         f"not in the loadout fired: {named} (a model shoots its Pistols or its other ranged weapons, and fights "
-        f"with one melee weapon; '{unit.name}/WEAPON' fires one of them)"]
+        f"with one melee weapon; '{k}x {unit.name}/{first}' fires them instead)"]

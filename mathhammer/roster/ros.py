@@ -262,7 +262,7 @@ def _roster_unit(sel: Element, faction: str, file: str, lines: _Lines,
                   any(c.get("name", "").strip().lower() == "warlord" for c in s.findall("categories/category"))
                   for s in every)
     enhancements = tuple(clean(s.get("name", "")) for s in every[1:]
-                         if s.get("type") != "model" and _points(s, file, lines) > 0 and not _selections(s)
+                         if s.get("type") != "model" and not _selections(s) and _points(s, file, lines) > 0
                          and not any(p.get("typeName") in _WEAPON_TYPES for p in _profiles(s)))
     model_sels = [s for s in _walk(sel) if s.get("type") == "model"] if sel.get("type") != "model" else []
     unit_profiles = [p for s in [sel, *(s for s in _walk(sel) if s.get("type") != "model")]
