@@ -192,7 +192,8 @@ _T = TypeVar("_T", str, bytes)
 
 def _capped(data: _T, where: str) -> _T:
     if len(data) > MAX_SHEET_BYTES:
-        raise InputError(f"larger than {MAX_SHEET_BYTES:,} bytes: not a sheet of loadouts", where=where,
+        unit = "characters" if isinstance(data, str) else "bytes"
+        raise InputError(f"larger than {MAX_SHEET_BYTES:,} {unit}: not a sheet of loadouts", where=where,
                          hint="a row per loadout; split a larger sheet into several files")
     return data
 
@@ -293,7 +294,8 @@ def _row(cells: list[str], columns: list[str], line: int, where: str, lib: Any) 
     targets = (given["target"],) if "target" in given else ()
     label = given.get("name") or " & ".join(weapons if weapon else (unit or "",))
     if not all(c.isprintable() or c.isspace() for c in label):  # an escape sequence would reach the terminal
-        raise _cell_error(where, line, "name", label, "a label of printable characters only",
+        column = "name" if given.get("name") else "weapon" if weapon else "unit"
+        raise _cell_error(where, line, column, label, "a label of printable characters only",
                           "a control character (such as ESC) in a label would be written to the terminal")
     return Row(line, " ".join(label.split()), weapons, points, targets, tuple(options.items()))
 

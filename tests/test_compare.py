@@ -203,6 +203,7 @@ def test_a_stream_is_read_too(library):
                                           "(got 'railgun')"),
     ("weapon,target\nrailgun,nothing-like-this\n", "Error: {f} row 2, column target: "),
     ("name,weapon\n\x1b[31mred,railgun\n", "Error: {f} row 2, column name: a label of printable characters only"),
+    ("weapon\n\x1b[31mrailgun\n", "Error: {f} row 2, column weapon: a label of printable characters only"),
     ("unit\nno-such-unit\n", "Error: {f} row 2, column unit: "),
 ])
 def test_each_bad_file_is_one_error_line_with_row_and_column(tmp_path, text, line):
