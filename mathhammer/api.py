@@ -16,7 +16,6 @@ run needs it.
 
 from __future__ import annotations
 
-import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, MatchupError
-from .limits import MAX_ATTACKING_MODELS
+from .limits import MAX_ATTACKING_MODELS, check_count
 from .model import Allocation, Battle, CommandReroll, Context, FtggWording, Matchup, Method, Unit, WeaponGroup
 from .profiles import Layered, Library
 from .resolve import ResolvedTarget
@@ -166,8 +165,8 @@ def _resolve(lib: Library, text: str, target_models: int | None, wounds_left: in
     from .resolve import resolve_target_unit
 
     for name, value in (("--target-models", target_models), ("--wounds-left", wounds_left)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-            raise InputError("must be a whole number", where=name, value=value)
+        if value is not None:
+            check_count(value, name=name.lstrip("-").replace("-", " "), lo=None, hi=None, where=name, error=InputError)
     return resolve_target_unit(lib, text, models=None if target_models is None else int(target_models),
                                wounds_left=None if wounds_left is None else int(wounds_left),
                                allocation=enum_value(Allocation, allocation, "allocation"))
@@ -216,11 +215,7 @@ def build(weapons: str | Sequence[str], target: str | ResolvedTarget, *, melee: 
         raise InputError("must be a unit name or an inline target, or what mathhammer.target() returns",
                          where="target", value=type(target).__name__,
                          hint="mathhammer.target('T4 SV3+ W2 MODELS10') resolves a target once for many attacks")
-    texts = [weapons] if isinstance(weapons, str) else list(weapons) if _many(weapons) else None
-    if texts is None or not all(isinstance(t, str) for t in texts):
-        raise InputError("must be a weapon text or a list of them (profile names, unit names or inline profiles)",
-                         where="weapons", value=type(weapons).__name__ if texts is None else
-                         next(type(t).__name__ for t in texts if not isinstance(t, str)))
+    texts = checked_names(weapons, "weapons")
     lib = library() if lib is None else checked_library(lib)
     if not isinstance(target, str) and (target_models is not None or wounds_left is not None
                                         or enum_value(Allocation, allocation, "allocation") is not Allocation.DURABLE):
@@ -355,20 +350,22 @@ def _paths(value: Any, where: str, allow: type | None = None) -> tuple[Any, ...]
 def checked_names(value: Any, where: str) -> tuple[str, ...]:
     """Names: one text (not iterated letter by letter) or several (a list, a set, a generator...)."""
     items = (value,) if isinstance(value, str) else tuple(value) if _many(value) else None
-    if items is None or not all(isinstance(v, str) for v in items):
-        raise InputError("must be a name or a list of names", where=where, value=value)
+    bad = value if items is None else next((v for v in items if not isinstance(v, str)), "")
+    if not isinstance(bad, str):  # named by its type: None would show nothing, an object its repr
+        raise InputError("must be a name or a list of names", where=where, value=type(bad).__name__)
+    assert items is not None
     return items
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:
-    """A name or a list of names, each a non-empty text."""
-    names = [value] if isinstance(value, str) else value
-    if not isinstance(names, (list, tuple)) or not names:
+    """A name or a list of names (:func:`checked_names`), at least one, none of them empty."""
+    names = checked_names(value, where)
+    if not names:
         raise InputError("must be a name or a list of names", where=where, value=value)
     for n in names:
-        if not isinstance(n, str) or not n.strip():
+        if not n.strip():
             raise InputError("must be a name, not empty", where=where, value=n)
-    return tuple(names)
+    return names
 
 
 def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .choices import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
 from .errors import InputError, MathhammerError
-from .limits import MAX_ATTACKING_MODELS, MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_WOUNDS
+from .limits import MAX_ATTACKING_MODELS, MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_WOUNDS, check_count
 from .model import Method
 from .render.records import stat_columns
 
@@ -327,8 +327,8 @@ def iter_cells(plan: SweepPlan, *, jobs: int | None = None) -> Iterator[Cell]:
     Raises:
         MathhammerError: the first cell that failed (the exact engine refusing it, say).
     """
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise InputError("must be a whole number, at least 1", where="--jobs", value=jobs)
+    if jobs is not None:
+        check_count(jobs, name="jobs", lo=1, hi=None, where="--jobs", error=InputError)
     return _cells(plan, jobs)
 
 

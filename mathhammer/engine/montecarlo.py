@@ -15,7 +15,6 @@ before it, and a run with the stage breakdown different ones than a run without.
 from __future__ import annotations
 
 import itertools
-import numbers
 import secrets
 import time
 from collections.abc import Iterator
@@ -39,7 +38,7 @@ from ..compile import (
     scratch_width,
 )
 from ..errors import InputError
-from ..limits import MAX_CHUNKS, MAX_TRIALS
+from ..limits import MAX_CHUNKS, MAX_TRIALS, check_count
 from ..result import DamageResult, Distribution, GroupResult, WeaponShare
 from . import _parts
 
@@ -138,16 +137,10 @@ def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt
     return time.perf_counter() - start
 
 
-def _whole(value: object) -> bool:
-    """An integer (Python's or numpy's), not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
 def check_trials(trials: int) -> None:
-    """Raises InputError unless trials is a whole number (an integer, numpy's too, not a bool),
-    1 to MAX_TRIALS."""
-    if not _whole(trials):
-        raise InputError("must be a whole number", where="--trials", value=trials)
+    """Raises InputError unless trials is a whole number (numpy's integers too, not a bool), 1 to
+    MAX_TRIALS."""
+    check_count(trials, name="trials", lo=None, hi=None, where="--trials", error=InputError)
     if not 1 <= trials <= MAX_TRIALS:
         raise InputError(f"must be between 1 and {MAX_TRIALS:,}", where="--trials", value=trials)
 
@@ -175,14 +168,13 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
     check_monte_carlo(u)
     if seed is None:
         seed = draw_seed()
-    if not _whole(seed):
-        raise InputError("must be a whole number", where="--seed", value=seed)
+    check_count(seed, name="the seed", lo=None, hi=None, where="--seed", error=InputError)
     if not 0 <= seed < 2**63:
         raise InputError("must be from 0 to 2^63-1", where="--seed", value=seed)
     from .. import kernel
 
-    if threads is not None and not _whole(threads):
-        raise InputError("must be a whole number", where="--threads", value=threads)
+    if threads is not None:
+        check_count(threads, name="threads", lo=None, hi=None, where="--threads", error=InputError)
     if threads is not None and not 1 <= threads <= kernel.max_threads():
         raise InputError(f"must be between 1 and {kernel.max_threads()}", where="--threads", value=threads)
     trials, seed = int(trials), int(seed)  # numpy's integers too: the result records Python ints
