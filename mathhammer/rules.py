@@ -13,6 +13,7 @@ from fractions import Fraction
 from .model import RerollPolicy
 
 __all__ = [
+    "not_attacking_with",
     "CRIT",
     "FAIL",
     "SUCCESS",
@@ -182,3 +183,16 @@ def choose_save(*, save: int, armour_modifier: int, invulnerable: int | None,
     if armour is None:
         return SaveChoice("none", None, armour, inv)
     return SaveChoice("armour", armour, armour, inv)
+
+
+def not_attacking_with(carried: list[tuple[str, str]], *, pistols_beside_others: bool = False) -> list[str]:
+    """What a model carries but does not attack with (the Pistol rule; one melee weapon, R-1.5),
+    from its weapons in the order it carries them, each with its kind: ``pistol``, ``ranged``,
+    ``melee`` or ``extra`` (a melee weapon with EXTRA ATTACKS). A model shoots its Pistols or
+    its other ranged weapons, so its Pistols beside another ranged weapon are left out, unless
+    ``pistols_beside_others`` (a MONSTER or VEHICLE fires both); it fights with its first melee
+    weapon and those with EXTRA ATTACKS."""
+    ranged = [name for name, kind in carried if kind in ("pistol", "ranged")]
+    pistols = [name for name, kind in carried if kind == "pistol"]
+    left = pistols if pistols and len(pistols) < len(ranged) and not pistols_beside_others else []
+    return left + [name for name, kind in carried if kind == "melee"][1:]

@@ -5,6 +5,7 @@ through YAML and the cache, and the shipped units' loadouts."""
 from __future__ import annotations
 
 import marshal
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -372,7 +373,9 @@ def test_shipped_loadouts_hold_one_profile_of_each_weapon_and_no_pistol_beside_a
         by_name = {w.name: w for w in u.weapons}
         for m in u.models:
             weapons = [by_name[name] for name, _ in m.loadout]
-            assert sum(w.melee for w in weapons) <= 1, (u.name, m.name)
+            # one melee weapon, and those with EXTRA ATTACKS beside it (R-1.5: a mount's horn or claws)
+            assert sum(w.melee and not any(a.ability.value == "EXTRA ATTACKS" for a in w.abilities)
+                       for w in weapons) <= 1, (u.name, m.name)
             ranged = [w for w in weapons if not w.melee]
             pistols = [w for w in ranged if any(a.ability.value == "PISTOL" for a in w.abilities)]
             assert not pistols or len(pistols) == len(ranged), (u.name, m.name)
@@ -446,3 +449,15 @@ def test_the_headline_names_still_resolve(library: Library) -> None:
     [m] = knight.models
     assert (m.count, m.toughness, m.save, m.wounds, knight.invulnerable, knight.invulnerable_ranged_only) == \
         (1, 11, 3, 26, 5, True)
+
+
+def test_r1_5_a_mount_with_extra_attacks_fights_beside_its_riders_weapon() -> None:
+    # BSData Lord on Juggernaut: Bladed horn A4 WS3+ S6 AP-1 D2 [EXTRA ATTACKS, LANCE] and Exalted
+    # chainblade A7 WS2+ S6 AP-1 D2. The importer kept only the first melee weapon (the horn): a
+    # weapon with EXTRA ATTACKS is used beside another (R-1.5). Against T4, no save, not charging:
+    # horn 4 x 2/3 x 2/3 x 2, chainblade 7 x 5/6 x 2/3 x 2
+    import mathhammer
+
+    got = mathhammer.run("lord on juggernaut", "T4 SV7+ W100", melee=True, method="exact").damage.mean()
+    assert got == pytest.approx(float(4 * Fraction(2, 3) * Fraction(2, 3) * 2 + 7 * Fraction(5, 6) * Fraction(2, 3) * 2),
+                                abs=1e-12)

@@ -191,3 +191,11 @@ def test_R_7_2_save_7_plus_passes_only_with_a_net_plus_1(ap: int, cover: int, ot
                                invulnerable_modifier=0)
     assert choice.needed == needed
     assert choice.kind == ("none" if needed is None else "armour")
+
+
+def test_pistol_rule_and_one_melee_weapon_with_its_extra_attacks() -> None:
+    carried = [("pistol", "pistol"), ("rifle", "ranged"), ("sword", "melee"), ("horn", "extra"), ("fist", "melee")]
+    assert rules.not_attacking_with(carried) == ["pistol", "fist"]
+    assert rules.not_attacking_with(carried, pistols_beside_others=True) == ["fist"]  # a MONSTER or VEHICLE
+    assert rules.not_attacking_with([("pistol", "pistol"), ("knife", "melee")]) == []  # pistols alone shoot
+    assert rules.not_attacking_with([("horn", "extra"), ("claws", "extra")]) == []

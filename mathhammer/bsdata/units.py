@@ -15,8 +15,8 @@ How a catalogue's entry is read (see docs/import.md for the why of each choice):
   first entry (an assumption, listed in the summary). An upgrade with several weapon profiles
   (``Reaper chainsword - strike`` / ``- sweep``, a kombi-weapon) counts with its "- strike"
   profile where it has one, else its first; the others are options. A pistol carried beside
-  another ranged weapon, and a second melee weapon, are left out of the loadout (a model
-  shoots with one and fights with one): they are options.
+  another ranged weapon, and a second melee weapon without EXTRA ATTACKS, are left out of the
+  loadout (a model shoots with one and fights with one, R-1.5): they are options.
 - **Options** of a statline: every other weapon its model entry can take, and the weapons of
   the optional model types (no default count) of the same group, or of a sub-group with no model
   of a default count of its own (a model that may replace it: the Pathfinders' "Special Weapons
@@ -45,6 +45,7 @@ from typing import Any
 
 from .. import dice
 from ..errors import ProfileError
+from ..rules import not_attacking_with
 from .catalogue import Catalogue, Index
 from .convert import DAMAGE_TEXT, MELEE, RANGED, UNIT, characteristics, defences, statline_dict, unit_rule, weapon_dict
 
@@ -670,18 +671,18 @@ def _carried(model: dict[str, Any], wname: str) -> bool:
 
 
 def _attacks_with(loadout: dict[str, int], weapons: dict[str, dict[str, Any]], options: list[str]) -> dict[str, int]:
-    """The loadout a model attacks with: a pistol beside another ranged weapon, and every melee weapon
-    after the first, are moved to the options."""
-    def get(n: str) -> dict[str, Any]:
-        return weapons[n.lower()]
+    """The loadout a model attacks with (:func:`mathhammer.rules.not_attacking_with`): what it
+    does not attack with moves to the options. Pistols beside other ranged weapons are left out
+    even for a MONSTER or VEHICLE: a statline here has no keywords of its own (a VEHICLE unit may
+    hold an INFANTRY crew)."""
+    def kind(n: str) -> str:
+        w = weapons[n.lower()]
+        named = {a.strip().lower() for a in w["abilities"]}
+        if w["range"] == "melee":
+            return "extra" if "extra attacks" in named else "melee"
+        return "pistol" if "pistol" in named else "ranged"
 
-    ranged = [n for n in loadout if get(n)["range"] != "melee"]
-    melee = [n for n in loadout if get(n)["range"] == "melee"]
-    pistols = [n for n in ranged if any(a.strip().lower() == "pistol" for a in get(n)["abilities"])]
-    drop: set[str] = set()
-    if pistols and len(pistols) < len(ranged):
-        drop.update(pistols)
-    drop.update(melee[1:])
+    drop = set(not_attacking_with([(n, kind(n)) for n in loadout]))
     for n in loadout:
         if n in drop and n not in options:
             options.append(n)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..model import Ability, Unit
+from ..model import Ability, Unit, Weapon
+from ..rules import not_attacking_with
 
 __all__ = ["attacking", "spread"]
 
@@ -50,24 +51,22 @@ def spread(count: int, totals: Sequence[tuple[str, int]]) -> list[tuple[int, tup
 
 def attacking(unit: Unit) -> tuple[Unit, list[str]]:
     """``unit`` with each model's loadout cut to what it attacks with, as the library's profiles
-    list it: a model that is not a MONSTER or VEHICLE shoots with its Pistols or with its other
-    ranged weapons, not both (the Pistol rule), so its Pistols beside another ranged weapon are
-    left out; a model fights with one melee weapon (and those with EXTRA ATTACKS beside it,
-    R-1.5), the first it carries. What is left out becomes one of the model's options and stays
+    list it (:func:`mathhammer.rules.not_attacking_with`; here a MONSTER or VEHICLE model fires
+    its Pistols beside its other ranged weapons, the unit's or the model's keywords saying so).
+    What is left out becomes one of the model's options and stays
     among the unit's weapons, where ``UNIT/WEAPON`` picks it. Returns the unit and the line that
     says what was left out (none when nothing was)."""
     weapons = {w.name: w for w in unit.weapons}
     models = []
     left_out: dict[str, int] = {}  # weapon -> models that carry it but do not attack with it
+    def kind(w: Weapon) -> str:
+        if w.melee:
+            return "extra" if w.has(Ability.EXTRA_ATTACKS) else "melee"
+        return "pistol" if w.has(Ability.PISTOL) else "ranged"
+
     for m in unit.models:
-        carried = [name for name, _ in m.loadout]
-        ranged = [n for n in carried if n in weapons and not weapons[n].melee]
-        melee = [n for n in carried if n in weapons and weapons[n].melee]
-        pistols = [n for n in ranged if weapons[n].has(Ability.PISTOL)]
-        left: list[str] = []
-        if pistols and len(pistols) < len(ranged) and not {"MONSTER", "VEHICLE"} & (unit.keywords | m.keywords):
-            left += pistols
-        left += [n for n in melee if not weapons[n].has(Ability.EXTRA_ATTACKS)][1:]
+        left = not_attacking_with([(n, kind(weapons[n])) for n, _ in m.loadout if n in weapons],
+                                  pistols_beside_others=bool({"MONSTER", "VEHICLE"} & (unit.keywords | m.keywords)))
         if left:
             m = replace(m, loadout=tuple((n, k) for n, k in m.loadout if n not in left),
                         options=(*m.options, *(n for n in left if n not in m.options)))
