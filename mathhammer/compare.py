@@ -198,7 +198,6 @@ def _capped(data: _T, where: str) -> _T:
     return data
 
 
-
 def _decode(data: bytes, where: str) -> str:
     try:
         return data.decode("utf-8-sig")

@@ -614,23 +614,22 @@ class _Compiler:
             n.warn("--charged has no effect: the weapon has no LANCE")
         mod = self._modifier("Wound", parts)
         crit_on = ctx.crit_wound
-        antis = [a for a in w.abilities if a.ability is Ability.ANTI and a.value is not None]
-        applying = [a for a in antis if a.keyword in t.keywords]
+        antis = [(a, a.value.plus) for a in w.abilities if a.ability is Ability.ANTI and a.value is not None]
+        applying = [a for a, _ in antis if a.keyword in t.keywords]
         # what the output names: the ANTI that applies (the lowest threshold), else the first listed
-        anti = max(applying, key=lambda a: a.rank) if applying else (antis[0] if antis else None)
-        for a in antis:
-            if a.value is not None:
-                if a.keyword in t.keywords:
-                    crit_on = min(crit_on, a.value.plus)
-                    n.rule("R-5.5", f"{a}: the target is {a.keyword}: Critical Wounds on {a.value.plus}+")
-                else:
-                    n.rule("R-5.5", f"{a}: no effect, the target is not {a.keyword}")
-                    from difflib import get_close_matches  # only here: start-up does without it
+        anti = max(applying, key=lambda a: a.rank) if applying else (antis[0][0] if antis else None)
+        for a, x in antis:
+            if a.keyword in t.keywords:
+                crit_on = min(crit_on, x)
+                n.rule("R-5.5", f"{a}: the target is {a.keyword}: Critical Wounds on {x}+")
+            else:
+                n.rule("R-5.5", f"{a}: no effect, the target is not {a.keyword}")
+                from difflib import get_close_matches  # only here: start-up does without it
 
-                    near = get_close_matches(a.keyword, sorted(t.keywords), n=1, cutoff=0.8)
-                    if near:  # keywords are free text: a misspelt one would silently turn ANTI off
-                        n.warn(f"{a} has no effect: the target is not {a.keyword}, but is {near[0]} "
-                               f"(a misspelling of {a.keyword}?)")
+                near = get_close_matches(a.keyword, sorted(t.keywords), n=1, cutoff=0.8)
+                if near:  # keywords are free text: a misspelt one would silently turn ANTI off
+                    n.warn(f"{a} has no effect: the target is not {a.keyword}, but is {near[0]} "
+                           f"(a misspelling of {a.keyword}?)")
         if ctx.crit_wound != 6:
             n.rule("R-2.3", f"Critical Wounds on {ctx.crit_wound}+ (--crit-wound)")
         out = rules.wound_outcomes(base, mod, crit_on)
