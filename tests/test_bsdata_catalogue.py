@@ -172,6 +172,23 @@ def test_unit_through_links_by_id(folder: Path) -> None:
     assert u["source"] == "BSData a.cat entry u-squad"
 
 
+@pytest.mark.parametrize("where", ["unit", "model"])
+def test_r_1_5_pistol_of_a_vehicle_is_fired_beside_its_other_guns(folder: Path, where: str) -> None:
+    """The seed's Pistol rule: a model shoots its Pistols or its other ranged weapons "unless it
+    is a MONSTER or VEHICLE model". A VEHICLE keyword on the unit, or on the model's own entry,
+    keeps the pistol in the loadout, as a roster's model keeps it (ruling M78)."""
+    vehicle = '<categoryLink id="cl-veh" name="Vehicle" targetId="cat-veh"/>'
+    text = (LIBRARY.replace('<categoryLink id="cl1" name="Infantry" targetId="cat-inf"/>', vehicle) if where == "unit"
+            else LIBRARY.replace('<selectionEntry type="model" name="Trooper" id="m-trooper">',
+                                 f'<selectionEntry type="model" name="Trooper" id="m-trooper">'
+                                 f'<categoryLinks>{vehicle}</categoryLinks>'))
+    assert text != LIBRARY
+    (folder / "a.cat").write_text(text, encoding="utf-8")
+    trooper = only_unit([folder / "c.cat"])["models"][0]
+    assert trooper["weapons"] == ["Bolt gun", "Pistol", "Knife"]
+    assert trooper["options"] == ["Sword - strike", "Sword - sweep"]
+
+
 def test_whole_folder_gives_the_same(folder: Path) -> None:
     assert only_unit([folder]) == only_unit([folder / "c.cat"])
 

@@ -487,6 +487,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
             order.append(key)
         return str(weapons[key]["name"])
 
+    unit_keywords = _keywords(index, unit, link)
     ability_nodes: list[tuple[ET.Element, ET.Element | None]] = [(unit, link)]
     sibling_profiles = [p for entry, elink, _n, optional in model_list if entry is not unit
                         for node, lk in ((entry, elink), *((o, None) for o in optional))
@@ -532,7 +533,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
                 carried_by(carrier, wname)
                 if wname is not None and wname not in options:
                     options.append(wname)
-        loadout = _attacks_with(loadout, weapons, options)
+        own = _keywords(index, entry, elink) if entry is not unit else []
+        loadout = _attacks_with(loadout, weapons, options,
+                                pistols_beside_others=bool(_FIRE_BOTH & {*unit_keywords, *own}))
         options = [o for o in options if o not in loadout]
         stat_out: dict[str, Any] = {"name": mname, "count": count}
         stat_out.update({k: v for k, v in stat.items() if k not in ("name", "count")})
@@ -627,7 +630,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
         data["rules"] = rules
     if unit_abilities:
         data["abilities"] = sorted(set(unit_abilities))
-    data["keywords"] = _keywords(index, unit, link)
+    data["keywords"] = unit_keywords
     if unmodelled:
         data["unmodelled"] = unmodelled
     _carrier_aliases(carriers, weapons)
@@ -670,11 +673,16 @@ def _carried(model: dict[str, Any], wname: str) -> bool:
     return any((w if isinstance(w, str) else w["name"]) == wname for w in model.get("weapons", []))
 
 
-def _attacks_with(loadout: dict[str, int], weapons: dict[str, dict[str, Any]], options: list[str]) -> dict[str, int]:
+#: Keywords of a model that fires its Pistols beside its other ranged weapons (the seed's Pistol rule).
+_FIRE_BOTH = frozenset({"MONSTER", "VEHICLE"})
+
+
+def _attacks_with(loadout: dict[str, int], weapons: dict[str, dict[str, Any]], options: list[str], *,
+                  pistols_beside_others: bool) -> dict[str, int]:
     """The loadout a model attacks with (:func:`mathhammer.rules.not_attacking_with`): what it
-    does not attack with moves to the options. Pistols beside other ranged weapons are left out
-    even for a MONSTER or VEHICLE: a statline here has no keywords of its own (a VEHICLE unit may
-    hold an INFANTRY crew)."""
+    does not attack with moves to the options. ``pistols_beside_others``: the model is a MONSTER
+    or VEHICLE (its unit's keywords or its own entry's say so), which fires its Pistols beside its
+    other ranged weapons, as a roster's model does (mathhammer.roster.loadout)."""
     def kind(n: str) -> str:
         w = weapons[n.lower()]
         named = {a.strip().lower() for a in w["abilities"]}
@@ -682,7 +690,7 @@ def _attacks_with(loadout: dict[str, int], weapons: dict[str, dict[str, Any]], o
             return "extra" if "extra attacks" in named else "melee"
         return "pistol" if "pistol" in named else "ranged"
 
-    drop = set(not_attacking_with([(n, kind(n)) for n in loadout]))
+    drop = set(not_attacking_with([(n, kind(n)) for n in loadout], pistols_beside_others=pistols_beside_others))
     for n in loadout:
         if n in drop and n not in options:
             options.append(n)
