@@ -40,7 +40,9 @@ def reference_inputs(wounds: int | None = None, models: int = 1):
     target = Target(name="unlimited" if wounds is None else f"{models}x W{wounds}", toughness=4, save=3,
                     wounds=wounds, models=models)
     ctx = Context(reroll_hits=RerollPolicy.ONES)
-    return compile_matchup(Matchup(weapon=weapon, target=target, context=ctx)).inputs
+    compiled = compile_matchup(Matchup(weapon=weapon, target=target, context=ctx))
+    assert compiled.unit is not None
+    return compiled.unit  # what the library's engines are given (mathhammer.engine.analyse)
 
 
 def numpy_reference(trials: int, seed: int, batch: int = 1_000_000) -> float:
