@@ -91,6 +91,12 @@ def test_a_unit_line_not_understood_is_said_wherever_the_roster_is_used(tmp_path
     assert code == 0 and re.search(r"(\d+) of \1 units usable, \d+ lines not understood \(below\)", out)
     roster = mathhammer.read_roster(path)
     assert roster.not_understood()[0].text == "not understood (outside any unit): 'Crisis Sunforge Battlesuits (125 points)'"
+    assert all(n.unread for n in roster.not_understood())
+    # a note's flag says so, not its wording: a roster-level decision worded alike is no lost line
+    from mathhammer.roster.model import Note, Roster
+
+    notes = (Note(3, "not understood: 'x', taken as y"), Note(4, "line z", unread=True))
+    assert Roster(file="f", format="gw-app", notes=notes).not_understood() == [notes[1]]
     lib = mathhammer.api.with_rosters(mathhammer.library(), [roster])
     attack = mathhammer.build("Crisis Sunforge Battlesuits", "knight", lib=lib)
     assert any("v.txt has" in n and "a unit there is missing" in n for n in attack.notes)

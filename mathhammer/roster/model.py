@@ -27,10 +27,12 @@ SCHEMA = "mathhammer.roster/1"
 @dataclass(frozen=True, slots=True)
 class Note:
     """Something the tool did not understand or had to decide: at ``line`` of the file (0: the
-    file as a whole, or a .ros selection without a line)."""
+    file as a whole, or a .ros selection without a line). ``unread``: the line belongs to no unit
+    and could not be read (:meth:`Roster.not_understood`)."""
 
     line: int
     text: str
+    unread: bool = False
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.text}" if self.line else self.text
@@ -131,7 +133,7 @@ class Roster:
     def not_understood(self) -> list[Note]:
         """The file's lines that belong to no unit and could not be read: a unit whose line is
         one of them is missing from :meth:`units` (its weapons too)."""
-        return [n for n in self.notes if n.text.startswith("not understood")]
+        return [n for n in self.notes if n.unread]
 
     def unmatched(self) -> list[RosterUnit]:
         """The entries that did not reach the engine (their notes say why)."""

@@ -329,7 +329,7 @@ def _gw_app(lines: list[_Line], file: str) -> Roster:
         elif current is not None:
             current.body.append(ln)
         else:
-            notes.append(Note(ln.no, f"not understood (outside any unit): {ln.text!r}"))
+            notes.append(Note(ln.no, f"not understood (outside any unit): {ln.text!r}", unread=True))
     entries = [_tree_unit(u, faction, file) for u in units]
     return Roster(file=file, format="gw-app", name=name, faction=faction, points=points, entries=tuple(entries),
                   attachments=tuple(_attachments(units, entries, notes)), notes=tuple(notes))
@@ -395,7 +395,7 @@ def _new_recruit_gw(lines: list[_Line], file: str) -> Roster:
         elif current is not None and (ln.bullet or ln.indent > 0):
             current.body.append(ln)
         else:
-            notes.append(Note(ln.no, f"not understood: {ln.text!r}"))
+            notes.append(Note(ln.no, f"not understood: {ln.text!r}", unread=True))
     return Roster(file=file, format="new-recruit-gw", faction=faction, points=points,
                   entries=tuple(_tree_unit(u, faction, file) for u in units), notes=tuple(notes))
 
@@ -445,7 +445,7 @@ def _wtc(lines: list[_Line], file: str) -> Roster:
             wargear.extend(_wtc_items(head["items"] or ""))
             continue
         if unit is None:
-            notes.append(Note(ln.no, f"not understood (outside any unit): {ln.text!r}"))
+            notes.append(Note(ln.no, f"not understood (outside any unit): {ln.text!r}", unread=True))
             continue
         with_ = _WTC_WITH.match(ln.text)
         if ln.bullet:
@@ -540,7 +540,7 @@ def _war_organ(lines: list[_Line], file: str) -> Roster:
             else:
                 wargear += _wo_items(ln.text, 1)
         else:
-            notes.append(Note(ln.no, f"not understood: {ln.text!r}"))
+            notes.append(Note(ln.no, f"not understood: {ln.text!r}", unread=True))
     entries = []
     for u in units:
         models = u["models"]
