@@ -101,6 +101,8 @@ class Plan:
     words: str
     explain: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    #: (warning, the request it says changes nothing for this weapon at these models): see _Notes.warn
+    unused: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form of the thresholds."""
@@ -127,13 +129,19 @@ class _Notes:
     def __init__(self) -> None:
         self.lines: list[tuple[int, str]] = []
         self.warnings: list[str] = []
+        self.unused: dict[str, str] = {}
         self.stage = "general"
 
     def rule(self, rule_id: str, text: str) -> None:
         self.lines.append((_ORDER.index(self.stage), f"{rule_id}: {text}" if rule_id else text))
 
-    def warn(self, text: str) -> None:
+    def warn(self, text: str, *, unused: str | None = None) -> None:
+        """A warning; ``unused``: the request it says changes nothing (an option as typed, or the
+        army rule or stratagem that asked for a modifier), which several weapon groups' tables
+        warn about only when it changes nothing for any of them."""
         self.warnings.append(text)
+        if unused is not None:
+            self.unused[text] = unused
         self.lines.append((_ORDER.index(self.stage), f"warning: {text}"))
 
     @property
@@ -345,17 +353,17 @@ def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, 
         warnings: list[str] = []
         # an option that changes nothing for one weapon group but something for another is not
         # warned about (only an option that changes nothing is): the explain line names the weapon
-        unused = set.intersection(*({o for c in row for w in c.plan.warnings if (o := _no_effect(w))}
-                                    for row in rows))
+        unused = set.intersection(*({request for c in row for _, request in c.plan.unused} for row in rows))
         for g, row in enumerate(rows):
             name = m.weapons[g].weapon.name
             for j, c in enumerate(row):
+                request = dict(c.plan.unused)
                 if len(row) > 1:
                     explain.append(f"{name} against {order[j].name}:")
-                explain += [line if _no_effect(line.removeprefix("warning: ")) in unused | {None}
+                explain += [line if request.get(line.removeprefix("warning: "), "") in unused | {""}
                             else f"{name}: {line.removeprefix('warning: ')}"
                             for line in c.plan.explain if j == 0 or _group_line(line)]
-                warnings += [w for w in c.plan.warnings if w not in warnings and _no_effect(w) in unused | {None}]
+                warnings += [w for w in c.plan.warnings if w not in warnings and request.get(w, "") in unused | {""}]
         explain += _allocation_lines(m, order, inputs)
         plan = replace(plan, explain=tuple(explain), warnings=tuple(warnings))
     return Compiled(first, plan, inputs)
@@ -373,13 +381,6 @@ def _label(w: Weapon) -> str:
     from .notation import INLINE_WEAPON
 
     return weapon_line(w) if w.name == INLINE_WEAPON else w.name
-
-
-def _no_effect(warning: str) -> str | None:
-    """The option a "--OPTION has no effect" warning names (``--reroll-damage ones``), else None."""
-    if warning.startswith("--") and " has no effect" in warning:
-        return warning.split(" has no effect", 1)[0]
-    return None
 
 
 def _group_line(line: str) -> bool:
@@ -490,7 +491,7 @@ class _Compiler:
             else:
                 n.rule("R-8.2", f"MELTA {melta.value.plus}: no bonus (not at half range; --half-range)")
         elif ctx.half_range and not w.get(Ability.RAPID_FIRE):
-            n.warn("--half-range has no effect: the weapon has neither MELTA nor RAPID FIRE")
+            n.warn("--half-range has no effect: the weapon has neither MELTA nor RAPID FIRE", unused="--half-range")
         if ctx.damage_mod:
             kind = "an addition" if ctx.damage_mod > 0 else "a subtraction"
             n.rule("R-0.2", f"--damage-mod {ctx.damage_mod:+d}: {kind} modifier")
@@ -513,7 +514,8 @@ class _Compiler:
                                                  | (RollFlag.BELOW_AVERAGE if below else 0))
         if policy is not DamageReroll.NONE:
             if w.damage.is_fixed:
-                n.warn(f"--reroll-damage {policy.value} has no effect: Damage {w.damage} is not rolled")
+                n.warn(f"--reroll-damage {policy.value} has no effect: Damage {w.damage} is not rolled",
+                       unused=f"--reroll-damage {policy.value}")
             else:
                 n.rule("R-3.1", f"re-roll Damage rolls: {policy.value} (all dice of the roll, R-1.2)")
         # effective distribution of one attack's damage after the policy re-roll
@@ -554,7 +556,8 @@ class _Compiler:
         indirect = ctx.not_visible and w.has(Ability.INDIRECT_FIRE)
         wants_cover = (ctx.cover or indirect) and not ctx.melee
         if ctx.cover and ctx.melee:
-            n.warn("--cover has no effect in melee (R-7.3: Benefit of Cover is against ranged attacks)")
+            n.warn("--cover has no effect in melee (R-7.3: Benefit of Cover is against ranged attacks)",
+                   unused="--cover")
         cover = rules.cover_applies(cover=wants_cover, ignores_cover=w.has(Ability.IGNORES_COVER), melee=ctx.melee,
                                     save=t.save, ap=ap)
         if wants_cover:
@@ -611,7 +614,7 @@ class _Compiler:
             else:
                 n.rule("R-5.3", "LANCE: no bonus (did not charge; --charged)")
         elif ctx.charged:
-            n.warn("--charged has no effect: the weapon has no LANCE")
+            n.warn("--charged has no effect: the weapon has no LANCE", unused="--charged")
         mod = self._modifier("Wound", parts)
         crit_on = ctx.crit_wound
         antis = [(a, a.value.plus) for a in w.abilities if a.ability is Ability.ANTI and a.value is not None]
@@ -691,7 +694,7 @@ class _Compiler:
                              *self._sources("hit_mod", ctx.hit_mod).items(), ("--crit-hit", ctx.crit_hit != 6),
                              *self._sources("bs_improve", ctx.bs_improve).items()):
                 if val:
-                    n.warn(f"{opt} has no effect: TORRENT makes no Hit roll")
+                    n.warn(f"{opt} has no effect: TORRENT makes no Hit roll", unused=opt)
             if ctx.overwatch:
                 n.rule("A13", "Fire Overwatch: TORRENT still hits automatically")
             self.info["hit"] = {"automatic": True, "skill": None, "needed": None, "critical_on": None,
@@ -714,7 +717,7 @@ class _Compiler:
             else:
                 n.rule("R-2.5", "HEAVY: no bonus (--stationary not given)")
         elif ctx.stationary:
-            n.warn("--stationary has no effect: the weapon has no HEAVY")
+            n.warn("--stationary has no effect: the weapon has no HEAVY", unused="--stationary")
         if t.stealth:
             if ranged:
                 parts["STEALTH"] = -1
@@ -834,11 +837,12 @@ class _Compiler:
                 CommandReroll.ATTACKS: "the lowest Attacks roll, if below the average of a fresh roll"}[c]
         n.rule("R-3.7", f"Command Re-roll, once per attack sequence: {what}")
         if c is CommandReroll.ATTACKS and not int(self.rolls[Roll.ATTACKS].sum()):
-            n.warn("--command-reroll attacks has no effect: the number of attacks is not rolled")
+            n.warn("--command-reroll attacks has no effect: the number of attacks is not rolled",
+                   unused="--command-reroll attacks")
         if c is CommandReroll.DAMAGE and not int(self.rolls[Roll.DAMAGE].sum()):
-            n.warn("--command-reroll damage has no effect: Damage is not rolled")
+            n.warn("--command-reroll damage has no effect: Damage is not rolled", unused="--command-reroll damage")
         if c is CommandReroll.HIT and self.m.weapon.has(Ability.TORRENT):
-            n.warn("--command-reroll hit has no effect: TORRENT makes no Hit roll")
+            n.warn("--command-reroll hit has no effect: TORRENT makes no Hit roll", unused="--command-reroll hit")
 
     # -- assembly -------------------------------------------------------------------------------
     def _finish(self, attacks_max: int, dmg_pmf: dict[int, Fraction]) -> Compiled:
@@ -874,7 +878,8 @@ class _Compiler:
                               stage_largest=tuple(largest))
         n.rule("", "thresholds: " + self._words())
         plan = Plan(hit=self.info["hit"], wound=self.info["wound"], save=self.info["save"], damage=self.info["damage"],
-                    words=self._words(), explain=tuple(n.explain), warnings=tuple(n.warnings))
+                    words=self._words(), explain=tuple(n.explain), warnings=tuple(n.warnings),
+                    unused=tuple(n.unused.items()))
         return Compiled(inputs, plan)
 
     def _histograms(self, attacks_max: int, damage_roll_max: int) -> tuple[int, list[int]]:

@@ -296,3 +296,21 @@ def test_an_option_one_weapon_group_uses_is_not_warned_about_for_the_others() ->
     # an option no weapon group uses is still warned about, once
     none = compile_matchup(mathhammer.build([plain, plain], target, stationary=True).matchup)
     assert none.plan.warnings.count("--stationary has no effect: the weapon has no HEAVY") == 1
+
+
+def test_r11_2_an_army_rule_one_weapon_group_uses_is_not_warned_about_for_a_torrent_beside_it() -> None:
+    # For the Greater Good (--guided, at the Spotted unit) improves BS by 1: nothing for a TORRENT
+    # weapon, which makes no Hit roll, but the other weapon hits on 3+ instead of 4+
+    import mathhammer
+
+    torrent, gun = "A4 BS- S4 AP0 D1 [TORRENT]", "A4 BS4+ S4 AP0 D1"
+    target = "T4 SV7+ W100"
+    both = compile_matchup(mathhammer.build([torrent, gun], target, guided=True).matchup)
+    assert not any("has no effect" in w for w in both.plan.warnings)
+    assert any(line.endswith(": For the Greater Good has no effect: TORRENT makes no Hit roll")
+               for line in both.plan.explain)  # the explain line names the weapon it is about
+    got = mathhammer.run([torrent, gun], target, method="exact", guided=True).damage.mean()
+    assert got == pytest.approx(float(4 * F(1, 2) + 4 * F(2, 3) * F(1, 2)), abs=1e-12)
+    # the torrent alone: warned about, once
+    alone = compile_matchup(mathhammer.build([torrent, torrent], target, guided=True).matchup)
+    assert alone.plan.warnings.count("For the Greater Good has no effect: TORRENT makes no Hit roll") == 1
