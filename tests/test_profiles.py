@@ -58,6 +58,16 @@ def test_errors_name_file_path_and_value(tmp_path: Path, old: str, new: str, whe
     assert value in e.value.message()
 
 
+def test_a_bad_dice_expression_says_so_once(tmp_path: Path) -> None:
+    p = write_profile(tmp_path, GOOD.replace('D: "D3"', 'D: "d7x"'))
+    with pytest.raises(ProfileError) as e:
+        load_file(p, label="test.yaml")
+    assert e.value.what == "expected a dice expression like 'D6+1'"  # not "...like 'D6+1': expected a dice expression"
+    with pytest.raises(ProfileError) as e:
+        load_file(write_profile(tmp_path, GOOD.replace('D: "D3"', 'D: "D6+99999"')), label="test.yaml")
+    assert e.value.what == "expected a dice expression like 'D6+1': value larger than 999"
+
+
 def test_yaml_syntax_error_names_line(tmp_path: Path) -> None:
     p = write_profile(tmp_path, "schema: 1\nunits: [\n  {name: x\n")
     with pytest.raises(ProfileError) as e:

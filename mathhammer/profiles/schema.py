@@ -124,8 +124,10 @@ class _Reader:
         try:
             return _dice(str(value))
         except ProfileError as e:
-            raise self.fail(f"expected a dice expression like 'D6+1': {e.what}", str(value), key,
-                            hint=e.hint) from None
+            plain = "expected a dice expression"  # the notation's own words, given the example once
+            what = (f"{plain} like 'D6+1'{e.what.removeprefix(plain)}" if e.what.startswith(plain)
+                    else f"expected a dice expression like 'D6+1': {e.what}")
+            raise self.fail(what, str(value), key, hint=e.hint) from None
 
 
 # A library repeats a few spellings ("Twin-linked", "D6", "1") many times; both results are frozen.
