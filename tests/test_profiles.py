@@ -143,6 +143,17 @@ def test_unknown_suggests_three(library: Library) -> None:
     assert "unknown weapon" in e.value.what and "railgun" in e.value.hint
 
 
+def test_a_plural_finds_the_unit_when_the_name_finds_nothing(library: Library) -> None:
+    # issue 11's example spells the target "armiger warglaives"
+    assert library.find("armiger warglaives", "unit").name == "Armiger Warglaive"
+    assert library.find("Supremacy railguns", "weapon").name == "Supremacy railgun"
+    assert library.find("armiger warglaives", "unit", substring=False) is None  # whole names only
+    # a name that ends in s is itself found first: Crisis is no plural of "Crisi"
+    assert library.find("crisis sunforge battlesuits", "unit").name == "Crisis Sunforge Battlesuits"
+    with pytest.raises(ProfileError, match="unknown unit"):
+        library.find("armiger warglaivess", "unit")  # one s, once
+
+
 @pytest.mark.parametrize("query", ["0", "-1", "1-0", " 1 "])
 def test_a_query_without_a_letter_is_no_part_of_a_name(library: Library, query: str) -> None:
     """"0" and "-1" are pieces of "AX-1-0 Tiger Shark": unknown, never that unit."""

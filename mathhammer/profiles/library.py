@@ -161,17 +161,20 @@ class Library:
         index = self._index
         partial = substring and any(c.isalpha() for c in q)
         stages = [index.aliased, index.named, *((index.containing,) if partial else ())]
-        for stage in stages:
-            hits = _current(index, kind, self._in_scope(kind, stage(kind, q)))
-            if hits:
-                # identical profiles found under one name in several units (a Meltagun) count once
-                first: dict[object, int] = {}
-                for k in hits:
-                    first.setdefault(index.weapon_profile[k] if kind == "weapon" else k, k)
-                if len(first) == 1:
-                    k = next(iter(first.values()))
-                    return index.unit(k) if kind == "unit" else index.weapon(k)
-                raise self._ambiguous(kind, query, hits)
+        # a plural of a name ("armiger warglaives", as players write a unit of several) when the
+        # name itself finds nothing
+        for key in (q, q[:-1]) if partial and len(q) > 2 and q.endswith("s") else (q,):
+            for stage in stages:
+                hits = _current(index, kind, self._in_scope(kind, stage(kind, key)))
+                if hits:
+                    # identical profiles found under one name in several units (a Meltagun) count once
+                    first: dict[object, int] = {}
+                    for k in hits:
+                        first.setdefault(index.weapon_profile[k] if kind == "weapon" else k, k)
+                    if len(first) == 1:
+                        k = next(iter(first.values()))
+                        return index.unit(k) if kind == "unit" else index.weapon(k)
+                    raise self._ambiguous(kind, query, hits)
         if not substring:
             return None
         raise self.unknown(query, (kind,))
