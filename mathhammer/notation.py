@@ -186,6 +186,11 @@ def _pairs(tokens: list[str], keys: tuple[str, ...], what: str) -> tuple[dict[st
             raise ProfileError("unknown token", where=what, value=_shown(tok, 40),
                                hint=f"expected tokens like {' '.join(_example(keys))}")
         if key in found:
+            if m and not re.fullmatch(_VALUE_FORMS[key], val, re.IGNORECASE | re.ASCII):  # WOUNDED=5: no second W
+                raise ProfileError("unknown token", where=what, value=_shown(tok, 40),
+                                   hint=f"expected tokens like {' '.join(_example(keys))}"
+                                   + ("; a model that has lost wounds: WOUNDS-LEFT=N"
+                                      if "WOUNDS-LEFT" in keys and tok.upper().startswith("WOUND") else ""))
             raise ProfileError(f"{key} given twice", where=what, value=tok)
         found[key] = val
         i += 1

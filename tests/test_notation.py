@@ -6,7 +6,7 @@ import pytest
 
 from mathhammer.errors import ProfileError
 from mathhammer.model import Ability, DiceExpr
-from mathhammer.notation import looks_inline, parse_ability, parse_target, parse_weapon
+from mathhammer.notation import looks_inline, parse_ability, parse_target, parse_target_unit, parse_weapon
 
 
 @pytest.mark.parametrize("text", [
@@ -113,6 +113,17 @@ def test_target_errors(text: str, fragment: str) -> None:
     with pytest.raises(ProfileError) as e:
         parse_target(text)
     assert fragment in e.value.message()
+
+
+@pytest.mark.parametrize(("text", "what", "hint"), [
+    ("T4 SV3+ W2 WOUNDED=5", "unknown token", "WOUNDS-LEFT=N"),  # was "W given twice"
+    ("T4 SV3+ W2 TOUGH", "unknown token", "T4 SV3+ W2"),  # was "T given twice"
+    ("T4 SV3+ W2 W3", "W given twice", None),
+])
+def test_a_word_that_starts_like_a_key_given_already_is_an_unknown_token(text: str, what: str, hint: str | None) -> None:
+    with pytest.raises(ProfileError) as e:
+        parse_target_unit(text)  # the command line's --target: WOUNDS-LEFT=N is one of its tokens
+    assert e.value.what == what and (hint is None or hint in (e.value.hint or ""))
 
 
 @pytest.mark.parametrize(("text", "inline"), [("railgun", False), ("knight", False), ("Knight Paladin", False),
