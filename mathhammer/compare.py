@@ -41,7 +41,7 @@ from .render.records import stat_columns
 from .result import RowsHook
 
 __all__ = ["COLUMNS", "RECORD_COLUMNS", "SCHEMA", "Comparison", "Computed", "Failed", "Row", "Sheet", "SortKey",
-           "check_targets", "read_rows", "record", "row_seed", "run_rows", "target_key"]
+           "check_targets", "disagrees", "read_rows", "record", "row_seed", "run_rows", "target_key"]
 
 SCHEMA = "mathhammer.compare/1"
 
@@ -58,7 +58,7 @@ COLUMNS: tuple[str, ...] = ("name", "weapon", "unit", "models", "points", "targe
 RECORD_COLUMNS: tuple[str, ...] = (
     "schema", "row", "label", "target", "target_name", "weapons", "points", "seed", "compare_seed", "method", "trials",
     *stat_columns("damage"), *stat_columns("models_destroyed"), "p_destroy_unit",
-    "per_100_points.damage", "per_100_points.models_destroyed", "stratagems", "warnings")
+    "per_100_points.damage", "per_100_points.models_destroyed", "stratagems", "agreement.agrees", "warnings")
 _TRUE, _FALSE = {"true", "yes", "y", "1"}, {"false", "no", "n", "0"}
 _WHOLE = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"\d+(\.\d+)?")
@@ -469,7 +469,8 @@ def record(done: Computed, rows: RowsHook | None = None) -> dict[str, Any]:
     stratagems used (with their CP) and the run's warnings. ``rows`` builds each
     ``distribution`` (:meth:`~mathhammer.result.Distribution.to_dict`; the command line writes
     them as JSON text, :func:`mathhammer.render.records.rows_json`, kept in blocks:
-    ``rows_pieces``)."""
+    ``rows_pieces``). ``agreement``: with method both, the Monte Carlo run checked against the
+    exact one (shoot's ``agreement`` object); else None."""
     result = done.result
     prov = result.provenance
     # the blocks of DamageResult.to_dict (shoot's JSON), without its stage histograms: making
@@ -486,7 +487,15 @@ def record(done: Computed, rows: RowsHook | None = None) -> dict[str, Any]:
             "seed": done.seed, "compare_seed": done.compare_seed, "method": result.method, "trials": result.trials,
             "damage": doc["damage"],
             "models_destroyed": doc["models_destroyed"], "p_destroy_unit": doc["p_destroy_unit"],
-            "per_100_points": per, "stratagems": list(prov.get("stratagems", [])), "warnings": list(doc["warnings"])}
+            "per_100_points": per, "stratagems": list(prov.get("stratagems", [])),
+            "agreement": None if (agreement := prov.get("agreement")) is None else agreement.to_dict(),
+            "warnings": list(doc["warnings"])}
+
+
+def disagrees(done: Computed | Failed) -> bool:
+    """A run with method both whose Monte Carlo estimate and exact figures disagree."""
+    agreement = None if isinstance(done, Failed) else done.result.provenance.get("agreement")
+    return agreement is not None and not agreement.agrees
 
 
 def check_targets(targets: Sequence[str], rows: Sequence[Row], *, lib: Any, where: str

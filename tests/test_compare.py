@@ -284,6 +284,8 @@ def _csv_record(row: dict[str, str]) -> dict:
             out.setdefault(head, {})[rest] = None if cell == "" else json.loads(cell)
     if out["per_100_points"] == {"damage": None, "models_destroyed": None}:
         out["per_100_points"] = None
+    if out["agreement"] == {"agrees": None}:  # CSV carries only the verdict
+        out["agreement"] = None
     for block in ("damage", "models_destroyed"):  # optional: CSV cannot tell an empty cell from a missing key
         if out[block].get("capped_at") is None:
             out[block].pop("capped_at", None)
@@ -437,3 +439,51 @@ def test_keep_going_names_the_column_in_file_order(tmp_path):
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 2
     assert "row 3, target_models" in errors[0] and "row 5, target_models" in errors[1]
+
+
+# --- --method both ---------------------------------------------------------------------------------
+
+# One attack that hits on a 6, wounds S1 vs T2 on a 6 and gets past a 2+ save on a 1: p = 1/216 of
+# 12 damage. One Monte Carlo trial that deals it is sqrt((1 - p) / p) = sqrt(215) standard errors
+# above the exact mean (X = 12 B, B ~ Bernoulli(p)), far past the 5 SE bound.
+LONG_SHOT = 'name,weapon\nLong shot,"A1 BS6+ S1 AP0 D12"\n'
+
+
+def _one_trial_hits(tmp_path) -> int:
+    """A seed whose one trial for the row deals damage (found with Monte Carlo alone, so the
+    check below is against the exact engine, not against itself)."""
+    path = write(tmp_path, LONG_SHOT)
+    for seed in range(1, 20_000):
+        done = next(iter(Comparison(path, ["T2 SV2+ W12"], trials=1, seed=seed)))
+        if done.result.damage.mean() > 0:
+            return seed
+    raise AssertionError("no seed in 20,000 hit: p = 1/216 each")
+
+
+def test_compare_method_both_disagreeing_exits_3_and_records_the_agreement(tmp_path):
+    seed = _one_trial_hits(tmp_path)
+    path = write(tmp_path, LONG_SHOT)
+    result = invoke(path, "-t", "T2 SV2+ W12", "--method", "both", "--trials", "1", "--seed", str(seed), "-f", "json")
+    assert result.exit_code == 3, result.output
+    assert "Monte Carlo and exact disagree in 1 run(s), first at" in result.stderr
+    assert "row 2 against 'T2 SV2+ W12'" in result.stderr
+    doc = json.loads(result.stdout)
+    _validator().validate(doc)
+    (rec,) = doc["records"]
+    assert rec["method"] == "both"
+    assert rec["damage"]["mean"] == pytest.approx(12 / 216)  # the exact figures are the record's
+    agreement = rec["agreement"]
+    assert agreement["agrees"] is False
+    assert agreement["mean_difference_se"] == pytest.approx((215) ** 0.5)
+
+
+def test_compare_method_both_agreeing_exits_0_and_monte_carlo_records_no_agreement(tmp_path):
+    path = write(tmp_path, ROWS)
+    both = invoke(path, "-t", "knight", "--method", "both", "--trials", "20000", "--seed", "3", "-f", "ndjson")
+    assert both.exit_code == 0, both.output
+    recs = [json.loads(line) for line in both.stdout.splitlines()]
+    assert [r["agreement"]["agrees"] for r in recs] == [True, True, True]
+    mc = invoke(path, "-t", "knight", "--trials", "200", "--seed", "3", "-f", "ndjson")
+    assert all(json.loads(line)["agreement"] is None for line in mc.stdout.splitlines())
+    table = invoke(path, "-t", "knight", "--method", "both", "--trials", "20000", "--seed", "3")
+    assert table.exit_code == 0 and "disagree" not in table.stderr

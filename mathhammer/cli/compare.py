@@ -13,6 +13,7 @@ from ..model import Method
 from ..render import OutputFormat
 from . import options as o
 from ._io import (
+    ExitCode,
     ascii_stdout,
     check_writable,
     echo_err,
@@ -71,7 +72,7 @@ def compare(
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """Which of these loadouts does most to each target? Rows of a CSV file, ranked per target."""
-    from ..compare import Comparison, Failed, record
+    from ..compare import Comparison, Failed, disagrees, record
     from ..render.records import rows_pieces
 
     if file is None and not roster:  # a missing argument: a usage error, as click reports its own
@@ -85,6 +86,7 @@ def compare(
     for e in run.errors:
         report(e)
     records: list[dict[str, Any]] = []  # kept only for a table or a picture
+    disagree: list[str] = []  # with --method both: the (row, target) runs whose engines disagree
     keep = fmt is OutputFormat.TABLE or svg is not None or html is not None
     with _records(fmt) as write, progress(run.total, "compare") as advance:
         for done in run:
@@ -92,6 +94,8 @@ def compare(
             if isinstance(done, Failed):
                 report(done.error)
                 continue
+            if disagrees(done):
+                disagree.append(f"row {done.row.line} against {done.target!r}")
             rec = record(done, rows_pieces)  # each distribution as its JSON text (blocks), not a dict per row
             if keep:
                 records.append(rec)
@@ -107,6 +111,9 @@ def compare(
     echo_err(run.summary())
     if run.failed:
         raise typer.Exit(1)
+    if disagree:
+        warn(f"Monte Carlo and exact disagree in {len(disagree)} run(s), first at {run.where} {disagree[0]}")
+        raise typer.Exit(ExitCode.DISAGREE)
 
 
 def _footer(run: Any) -> str:
