@@ -7,12 +7,14 @@ files or the command line. Die faces are indexed 1..6; tables have 7 entries, in
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 from .model import RerollPolicy
 
 __all__ = [
+    "fired_profiles",
     "not_attacking_with",
     "CRIT",
     "FAIL",
@@ -196,3 +198,15 @@ def not_attacking_with(carried: list[tuple[str, str]], *, pistols_beside_others:
     pistols = [name for name, kind in carried if kind == "pistol"]
     left = pistols if pistols and len(pistols) < len(ranged) and not pistols_beside_others else []
     return left + [name for name, kind in carried if kind == "melee"][1:]
+
+
+def fired_profiles(profiles: Sequence[tuple[str, bool]]) -> list[int]:
+    """Which profiles of one weapon a model carrying it attacks with, from its profiles in order,
+    each as (name, whether it is a melee profile): the first ranged profile, to shoot with, and
+    the melee profile whose name ends in ``- strike``, else the first melee one, to fight with
+    (a Cerastus shock lance shoots and fights). The others are alternatives chosen instead (a
+    plasma gun's supercharge, a sweep). Returns their indices, in order."""
+    ranged = [i for i, (_, melee) in enumerate(profiles) if not melee]
+    melee = [i for i, (_, m) in enumerate(profiles) if m]
+    strike = [i for i in melee if " ".join(profiles[i][0].lower().split()).endswith("- strike")]
+    return sorted(ranged[:1] + (strike or melee)[:1])

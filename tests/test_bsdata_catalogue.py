@@ -189,6 +189,19 @@ def test_r_1_5_pistol_of_a_vehicle_is_fired_beside_its_other_guns(folder: Path, 
     assert trooper["options"] == ["Sword - strike", "Sword - sweep"]
 
 
+def test_r_1_5_a_weapon_that_shoots_and_fights_is_carried_with_a_profile_of_each(folder: Path) -> None:
+    """One entry with a ranged profile and strike and sweep melee profiles (a Cerastus shock
+    lance): the model shoots with the ranged one and fights with the strike one (ruling M79);
+    the sweep is the option. Before, the strike alone was taken and the lance never shot."""
+    old = f'{weapon("p-s3", "➤ Sword - strike", True, S="6")}'
+    text = LIBRARY.replace(old, f'{weapon("p-s0", "Sword", Range="12&quot;", A="6")}{old}')
+    assert text != LIBRARY
+    (folder / "a.cat").write_text(text, encoding="utf-8")
+    leader = only_unit([folder / "c.cat"])["models"][1]
+    assert leader["name"] == "Leader"
+    assert leader["weapons"] == ["Sword", "Sword - strike"] and leader["options"] == ["Sword - sweep"]
+
+
 def test_whole_folder_gives_the_same(folder: Path) -> None:
     assert only_unit([folder]) == only_unit([folder / "c.cat"])
 

@@ -70,11 +70,23 @@ def test_m56_rail_rifles_fire_in_every_text_format(shared_data: Path, lib: Libra
 
 
 def test_m58_a_carrier_listed_with_its_weapon_counts_once(shared_data: Path, lib: Library) -> None:
-    # newrecruit-gw-tau.txt lines 50-64 (The Twin Lance): each model lists "1x Twin pulse blaster"
-    # twice and "MV15 Gun Drone" once: the drone's weapon is among the two lines, not a third
+    # newrecruit-gw-tau.txt lines 50-64 (The Twin Lance): each model lists "1x Twin pulse blaster",
+    # then "MV15 Gun Drone" and "1x Twin pulse blaster" again under it. The catalogue
+    # (tau-empire.cat, Ri'Lantar) gives each model a Fusion eliminator or Ion scattercannon, a
+    # Shardstorm burst system, an MV15 Gun Drone (its one Twin pulse blaster) and an XV pulse
+    # pistol, and no other Twin pulse blaster: the three lines are one weapon
     entry = _entry(shared_data / "text-exports-40kcompactor" / "newrecruit-gw-tau.txt", lib, 50)
-    assert [lo["Twin pulse blaster"] for _, _, lo in _models(entry)] == [2, 2]
+    assert [lo["Twin pulse blaster"] for _, _, lo in _models(entry)] == [1, 1]
     assert any("MV15 Gun Drone: its Twin pulse blaster is listed as well" in n.text for n in entry.notes)
+    # the compact export (line 20): "MV15 Gun Drone, Twin pulse blaster, Fusion eliminator, Twin
+    # pulse blaster, ...": the same one weapon
+    entry = _entry(shared_data / "text-exports-40kcompactor" / "newrecruit-wtc-compact-tau.txt", lib, 20)
+    assert [lo["Twin pulse blaster"] for _, _, lo in _models(entry)] == [1, 1]
+    # the Pathfinder Shas'ui (line 155): "1x Drone burst cannon", "2x Gun Drone", "1x Recon drone"
+    # and "1x Drone burst cannon" under it: the recon drone's one burst cannon, two drones' carbines
+    entry = _entry(shared_data / "text-exports-40kcompactor" / "newrecruit-gw-tau.txt", lib, 154)
+    (shasui,) = [lo for n, _, lo in _models(entry) if n == "Pathfinder Shas'ui"]
+    assert shasui["Drone burst cannon"] == 1 and shasui["Twin pulse carbine"] == 2
     # gwapp-tau.txt lines 147-157: "1x MV15 Gun Drone" alone: one Twin pulse blaster each
     entry = _entry(shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt", lib, 147)
     assert [lo["Twin pulse blaster"] for _, _, lo in _models(entry)] == [1, 1]
@@ -107,7 +119,60 @@ def test_m58_a_carrier_alias_fires_its_weapon_and_a_named_weapon_wins(tmp_path: 
     assert first.unit is not None and second.unit is not None
     assert dict(first.unit.models[0].loadout) == {"Carbine": 1, "Drone gun": 2}
     assert dict(second.unit.models[0].loadout) == {"Carbine": 1, "Drone gun": 2}
-    assert any("Gun Drone: its Drone gun is listed as well, counted once" in n.text for n in second.notes)
+    assert any("Drone gun listed under Gun Drone: the Gun Drone's, counted once" in n.text for n in second.notes)
+
+
+def test_m58_a_weapon_listed_under_its_carrier_and_beside_it_counts_once(tmp_path: Path) -> None:
+    # New Recruit's layout: the weapon, then the carrier and the weapon again under it; a
+    # weapon listed after another item is a copy of its own
+    lib = Library(load_file(write_profile(tmp_path / "p", CARRIED)))
+    text = tmp_path / "list.txt"
+    text.write_text("Drones (100 points)\n\nTesters\nStrike Force (100 points)\n\nCHARACTERS\n\n"
+                    "Drone Team (50 points)\n  • 1x Drone Leader\n    • 1x Carbine\n      1x Drone gun\n"
+                    "      Gun Drone\n      1x Drone gun\n\n"
+                    "Drone Team (50 points)\n  • 1x Drone Leader\n    • 1x Drone gun\n      1x Gun Drone\n"
+                    "      1x Carbine\n      1x Drone gun\n", encoding="utf-8")
+    first, second = load_roster(text, lib).entries
+    assert first.unit is not None and second.unit is not None
+    assert dict(first.unit.models[0].loadout) == {"Carbine": 1, "Drone gun": 1}
+    assert [n.text for n in first.notes if "counted once" in n.text] == [
+        "Gun Drone: its Drone gun is listed as well, counted once"]
+    assert dict(second.unit.models[0].loadout) == {"Drone gun": 2, "Carbine": 1}
+
+
+def test_m79_a_weapon_that_shoots_and_fights_in_a_roster(shared_data: Path, lib: Library) -> None:
+    folder = shared_data / "text-exports-40kcompactor"
+    # gwapp-imperial-knights.txt line 15: "1x Cerastus shock lance", whose catalogue entry has a
+    # 12" profile and strike and sweep melee profiles: it shoots and fights (with the strike)
+    entry = _entry(folder / "gwapp-imperial-knights.txt", lib, 15)
+    assert _models(entry)[0][2] == {"Cerastus shock lance": 1, "Cerastus shock lance - strike": 1}
+    assert any("Cerastus shock lance - sweep" in n.text and "--only" in n.text for n in entry.notes)
+    # gwapp-tau.txt line 147 (The Twin Lance): "Ion scattercannon" is the name of its melee
+    # profile (EXTRA ATTACKS); its ranged profiles are "- overcharge" and "- standard"; each
+    # model's XV pulse pistol has a melee profile of its own, named after its model
+    entry = _entry(folder / "gwapp-tau.txt", lib, 147)
+    models = {n: lo for n, _, lo in _models(entry)}
+    assert models["Ri'Locai"] == {"Ion scattercannon": 1, "Ion scattercannon - overcharge": 1,
+                                  "Shardstorm burst system": 1, "XV pulse pistol": 1,
+                                  "XV pulse pistol (Ri'Locai)": 1, "Twin pulse blaster": 1}
+    assert models["Ri'Lantar"]["Fusion eliminator (Ri'Lantar)"] == 1
+    assert models["Ri'Lantar"]["XV pulse pistol (Ri'Lantar)"] == 1 and "XV pulse pistol (Ri'Locai)" not in models[
+        "Ri'Lantar"]
+
+
+def test_m79_the_lancer_of_a_roster_fights_with_its_strike(shared_data: Path) -> None:
+    from mathhammer import api
+
+    roster = str(shared_data / "text-exports-40kcompactor" / "gwapp-imperial-knights.txt")
+    # against T4 SV7+ W100 (nothing saves): A5 WS2+ S20 D8 Lance; on the charge the lance wounds
+    # on 2+ (S20 vs T4: 2+ anyway), so 5 x 5/6 x 5/6 x 8 = 250/9
+    lib = api.with_rosters(api.library(use_env=False), [roster])
+    result = api.run(["cerastus knight lancer"], "T4 SV7+ W100", melee=True, method="exact", lib=lib)
+    assert result.damage.mean() == pytest.approx(250 / 9)
+    # and it shoots: A6 BS3+ S6 AP0 D2 SUSTAINED HITS 2 vs T4, wounding on 3+
+    result = api.run(["cerastus knight lancer"], "T4 SV7+ W100", method="exact", lib=lib)
+    hits = 6 * (3 / 6 + 3 * (1 / 6))  # 3, 4, 5 hit; a 6 is a critical hit and 2 more
+    assert result.damage.mean() == pytest.approx(hits * (4 / 6) * 2)
 
 
 def test_m57_ros_units_carry_firing_deck(shared_data: Path) -> None:

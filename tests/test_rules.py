@@ -193,6 +193,17 @@ def test_R_7_2_save_7_plus_passes_only_with_a_net_plus_1(ap: int, cover: int, ot
     assert choice.kind == ("none" if needed is None else "armour")
 
 
+def test_m79_a_weapon_shoots_with_its_first_ranged_profile_and_fights_with_its_strike() -> None:
+    lance = [("Lance", False), ("Lance - strike", True), ("Lance - sweep", True)]
+    assert rules.fired_profiles(lance) == [0, 1]
+    assert rules.fired_profiles(lance[::-1]) == [1, 2]  # the strike wherever it stands
+    assert rules.fired_profiles([("Claw - sweep", True), ("Claw - Strike", True)]) == [1]
+    assert rules.fired_profiles([("Gun - standard", False), ("Gun - supercharge", False)]) == [0]
+    assert rules.fired_profiles([("Axe", True), ("Axe (Champion)", True)]) == [0]  # no strike: the first
+    assert rules.fired_profiles([("Spear", True), ("Spear", False)]) == [0, 1]
+    assert rules.fired_profiles([]) == []
+
+
 def test_pistol_rule_and_one_melee_weapon_with_its_extra_attacks() -> None:
     carried = [("pistol", "pistol"), ("rifle", "ranged"), ("sword", "melee"), ("horn", "extra"), ("fist", "melee")]
     assert rules.not_attacking_with(carried) == ["pistol", "fist"]

@@ -45,7 +45,7 @@ from typing import Any
 
 from .. import dice
 from ..errors import ProfileError
-from ..rules import not_attacking_with
+from ..rules import fired_profiles, not_attacking_with
 from .catalogue import Catalogue, Index
 from .convert import DAMAGE_TEXT, MELEE, RANGED, UNIT, characteristics, defences, statline_dict, unit_rule, weapon_dict
 
@@ -242,11 +242,11 @@ class _Walker:
         """The weapon profiles of one entry; ``owner`` is the model or wargear entry carrying it,
         ``carrier`` the wargear entry that comes with it (if any)."""
         found = self._weapon_profiles(node, link)
-        # the "- strike" profile where there is one (docs/profiles.md), else the first
-        chosen = next((p for p in found if _clean(p.get("name", "")).lower().endswith("- strike")), None)
-        chosen = found[0] if chosen is None and found else chosen
-        for p in found:
-            acc.items.append((p, count if p is chosen else 0, owner, carrier if p is chosen else ""))
+        # the first ranged profile and the "- strike" (else the first) melee one (docs/profiles.md)
+        chosen = fired_profiles([(_clean(p.get("name", "")), p.get("typeName") == MELEE) for p in found])
+        for i, p in enumerate(found):
+            # the carrier names the first (a "Gun Drone" is its twin pulse carbine's alias)
+            acc.items.append((p, count if i in chosen else 0, owner, carrier if chosen and i == chosen[0] else ""))
 
     def _carrier(self, entry: ET.Element, link: ET.Element | None) -> str:
         """The name under which ``entry`` carries its weapons: a wargear entry without a weapon

@@ -21,6 +21,7 @@ from dataclasses import replace
 from ..errors import ProfileError
 from ..model import ModelStats, Unit, Weapon
 from ..profiles import Library
+from ..rules import fired_profiles
 from .loadout import attacking, spread
 from .model import Note, Roster, RosterModel, RosterUnit
 from .names import clean, key, singular_key
@@ -95,8 +96,13 @@ class _Weapons:
         #: the keys (exact and singular) that are a weapon's alias and no weapon's name: what
         #: carries a weapon ("Gun Drone", an alias the importer gives its twin pulse carbine)
         self.aliased: set[str] = set()
+        #: a weapon's name without a profile or owner suffix -> every weapon so named, in order:
+        #: the profiles one item may stand for ("Cerastus shock lance" and its "- strike")
+        self.family: dict[str, list[Weapon]] = {}
         names: set[str] = set()
         for w in unit.weapons:
+            head = clean(w.name).partition(" - ")[0].partition(" (")[0]
+            self.family.setdefault(singular_key(head), []).append(w)
             names.update((key(w.name), singular_key(w.name)))
             for n in (w.name, *w.aliases):
                 self.exact.setdefault(key(n), []).append(w)
@@ -119,26 +125,43 @@ class _Weapons:
         carrier, with_, _ = clean(item).partition(" with ")
         return bool(with_) and self.by_carrier(carrier)
 
-    def resolve(self, item: str) -> tuple[list[str], str]:
-        """The weapon names ``item`` stands for, and a note when a choice was made."""
+    def resolve(self, item: str, carried: frozenset[str] = frozenset()) -> tuple[list[str], str]:
+        """The weapon names ``item`` stands for, and a note when a choice was made. ``carried``:
+        the names the model's statline carries or may take, which pick among profiles named by
+        their owner ("XV pulse pistol (Ri'Lantar)")."""
         k, s = key(item), singular_key(item)
         for table, probe in ((self.exact, k), (self.single, s)):
             if probe in table:
-                return [table[probe][0].name], ""
+                return self._with_profiles(item, [table[probe][0]], carried)
         if s in self.profiles:
-            first, *rest = self.profiles[s]
-            return [first.name], (f"{item}: fires its first profile {first.name!r} "
-                                  f"(the others, {', '.join(w.name for w in rest)}, can be picked with --only)"
-                                  if rest else "")
+            return self._with_profiles(item, [], carried)
         if s in self.carrier:
             return [w.name for w in self.carrier[s]], ""
-        carrier, with_, carried = clean(item).partition(" with ")
+        carrier, with_, inside = clean(item).partition(" with ")
         if with_:  # War Organ: "Gun drone with twin pulse carbine"
-            for part in (carrier, carried):
-                names, note = self.resolve(part)
+            for part in (carrier, inside):
+                names, note = self.resolve(part, carried)
                 if names:
                     return names, note
         return [], ""
+
+    def _with_profiles(self, item: str, named: list[Weapon], carried: frozenset[str]) -> tuple[list[str], str]:
+        """The profiles a model carrying ``item`` attacks with (:func:`mathhammer.rules.fired_profiles`):
+        the weapon ``named`` so (if any) and, of the weapon's other profiles, a ranged one to shoot
+        and a melee one to fight with, where it has them; a note names the alternatives left."""
+        family = [w for w in self.family.get(singular_key(item), []) if w not in named]
+        own = [w for w in family if w.name in carried]
+        family = [*named, *(own or [w for w in family if " (" not in clean(w.name)])]
+        if not family:
+            return [], ""
+        kinds = {w.melee for w in named}
+        family = [w for w in family if w in named or w.melee not in kinds]  # named: its kind is decided
+        chosen = [family[i] for i in fired_profiles([(w.name, w.melee) for w in family])]
+        chosen += [w for w in named if w not in chosen]
+        rest = [w for w in family if w not in chosen]
+        note = (f"{item}: fires {' and '.join(repr(w.name) for w in chosen)} (the other profiles, "
+                f"{', '.join(w.name for w in rest)}, can be picked with --only)") if rest else ""
+        return [w.name for w in family if w in chosen], note
 
 
 def _statline(name: str, unit: Unit) -> tuple[ModelStats, str]:
@@ -212,17 +235,31 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
             continue
         totals: list[tuple[str, int]] = []
         by_carrier: list[tuple[str, str, int]] = []  # (item, weapon, copies) named by what carries it
+        carried = frozenset([*(n for n, _ in st.loadout), *st.options])
+        under: tuple[str, list[str], int] | None = None  # the item before, when it names its carrier
+        repeated: list[tuple[str, str, list[str]]] = []  # (item, its carrier, weapons) listed under it
         for item, n in m.weapons:
-            names, note = weapons.resolve(item)
+            names, note = weapons.resolve(item, carried)
             if note:
                 notes.append(Note(m.line or entry.line, note))
             if not names:
                 unfired[clean(item)] = None
             if names and weapons.by_carrier(item):
                 by_carrier += [(clean(item), w, n) for w in names]
+                under = (clean(item), names, n)
+                continue
+            if under is not None and names == under[1] and n == under[2]:
+                # New Recruit lists a drone's weapon again under it ("MV15 Gun Drone", "1x Twin
+                # pulse blaster"): the drone's own, not another copy
+                repeated.append((clean(item), under[0], names))
             else:
                 totals += [(w, n) for w in names]
+            under = None
         named = {w for w, _ in totals}
+        for item, carrier, names in repeated:  # said once: by the carrier's note below when it has one
+            if not named & set(names):
+                notes.append(Note(m.line or entry.line, f"{item} listed under {carrier}: the {carrier}'s, "
+                                                        "counted once"))
         for item, w, n in by_carrier:  # "Gun Drone" and its "Twin pulse carbine" both listed: counted once
             if w in named:
                 notes.append(Note(m.line or entry.line, f"{item}: its {w} is listed as well, counted once"))
