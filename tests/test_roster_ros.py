@@ -253,3 +253,38 @@ def test_selections_nested_thousands_deep_are_read_without_recursion(tmp_path: P
                     '</roster>', encoding="utf-8")
     r = load_roster(path)
     assert [e.name for e in r.entries] == ["U"] and r.entries[0].unit is None  # no Unit profile: noted, not used
+
+
+def test_m79_a_lance_that_shoots_and_fights_and_powers_that_are_no_weapon(tmp_path: Path) -> None:
+    """One selection with a 12" profile and strike and sweep melee profiles (as a Cerastus
+    shock lance in the catalogue): the knight shoots with the first and fights with the strike
+    (ruling M79); a profile of another type that reads like a weapon (a Tesseract Vault's
+    "C'tan Powers") is named in a note, not silently dropped."""
+    melee = dict(Range="Melee", WS="2+", AP="-3", D="8", Keywords="Lance")
+    ranged = _chars(Range="12&quot;", A="6", BS="3+", S="6", AP="0", D="2", Keywords="-")
+    lance = (f'<profiles><profile name="Shock lance" typeName="Ranged Weapons">{ranged}</profile>'
+             f'<profile name="➤ Shock lance - strike" typeName="Melee Weapons">{_chars(A="5", S="20", **melee)}</profile>'
+             f'<profile name="➤ Shock lance - sweep" typeName="Melee Weapons">{_chars(A="10", S="10", **melee)}</profile>'
+             f'</profiles>')
+    power = (f'<profiles><profile name="Cosmic Fire" typeName="C&apos;tan Powers">'
+             f'{_chars(Range="18&quot;", A="3D6", BS="N/A", S="6", AP="-2", D="1", Keywords="Torrent")}</profile>'
+             f'</profiles>')
+    text = f"""<?xml version="1.0" encoding="utf-8"?>
+<roster name="Test" xmlns="http://www.battlescribe.net/schema/rosterSchema">
+ <forces><force catalogueName="Xenos - Testers"><selections>
+  <selection id="u-1" name="Lancer" number="1" type="model">
+   <profiles><profile name="Lancer" typeName="Unit">{_chars(M='14"', T="11", SV="3+", W="28", LD="6+", OC="10")}</profile></profiles>
+   <selections>
+    <selection id="w-1" name="Shock lance" number="1" type="upgrade">{lance}</selection>
+    <selection id="w-2" name="C'tan Powers" number="1" type="upgrade">{power}</selection>
+   </selections>
+  </selection>
+ </selections></force></forces>
+</roster>
+"""
+    (lancer,) = load_roster(_write(tmp_path, "t.ros", text)).entries
+    assert lancer.unit is not None
+    assert lancer.unit.models[0].loadout == (("Shock lance", 1), ("Shock lance - strike", 1))
+    notes = [n.text for n in lancer.notes]
+    assert any("the loadout fires Shock lance and Shock lance - strike" in n for n in notes), notes
+    assert "C'tan Powers: \"C'tan Powers\" profiles (Cosmic Fire) are not weapon profiles: not fired" in notes

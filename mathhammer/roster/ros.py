@@ -14,8 +14,11 @@ What the file states, and nothing more:
 - a model takes the "Unit" profile inside its own selection, else the unit's (by name when the
   unit has several);
 - profiles of one selection named ``WEAPON - PROFILE`` (``➤ L7 missile launcher - blast`` /
-  ``- focused``) are one weapon's alternative profiles: the loadout fires the first, all are in
-  ``weapons``; profiles of other names in the selection are weapons of their own;
+  ``- focused``) are one weapon's alternative profiles: the loadout fires the first (a weapon
+  that shoots and fights: its first ranged and its strike, else first, melee profile; ruling
+  M79), all are in ``weapons``; profiles of other names in the selection are weapons of their own;
+- profiles of another type that read like weapons (a Tesseract Vault's "C'tan Powers") are
+  named in a note, not fired;
 - a weapon selection without a profile takes the profile of that name elsewhere in the file;
 - an enhancement is an upgrade that costs points and is not a weapon or a model;
 - leaders are not linked to their Bodyguard units in a .ros, so none are attached.
@@ -39,6 +42,7 @@ from ..errors import ProfileError
 from ..limits import MAX_ATTACKING_MODELS
 from ..model import Unit
 from ..profiles.schema import _Reader, _unit
+from ..rules import fired_profiles
 from .loadout import attacking, spread
 from .model import Note, Roster, RosterModel, RosterUnit
 from .names import clean, key, singular_key
@@ -212,6 +216,7 @@ class _Unit:
             if s.get("type") == "model":
                 continue
             profiles = [p for p in _profiles(s) if p.get("typeName") in _WEAPON_TYPES]
+            self.unread(s)
             if not profiles:
                 if any(p.get("typeName") for p in _profiles(s)) or _selections(s):
                     continue
@@ -227,16 +232,34 @@ class _Unit:
             if named and len(profiles) == 1 and \
                     singular_key(named[2]) == singular_key(_weapon_name(profiles[0].get("name", ""))):
                 count *= int(named[1])  # "2 Fragstorm Grenade Launchers": one profile, two of it
-            weapons: dict[str, list[str]] = {}  # "L7 missile launcher" -> its "- blast", "- focused" profiles
-            for n in (self.weapon(p, model) for p in profiles):
+            # "L7 missile launcher" -> its "- blast", "- focused" profiles, each with whether it is melee
+            weapons: dict[str, list[tuple[str, bool]]] = {}
+            for p in profiles:
+                n = self.weapon(p, model)
                 if n:
-                    weapons.setdefault(key(n.partition(" - ")[0]), []).append(n)
-            for names in weapons.values() if count else ():
-                out.append((names[0], count))
-                if len(names) > 1:
-                    self.notes.append(Note(self.lines.of(s), f"{s.get('name')}: profiles {', '.join(names)}; the "
-                                                             f"loadout fires the first (--only picks another)"))
+                    weapons.setdefault(key(n.partition(" - ")[0]), []).append((n, p.get("typeName") == convert.MELEE))
+            for group in weapons.values() if count else ():
+                chosen = fired_profiles(group)  # one to shoot and one to fight with (ruling M79)
+                out += [(group[i][0], count) for i in chosen]
+                if len(group) > len(chosen):
+                    fired = " and ".join(group[i][0] for i in chosen)
+                    self.notes.append(Note(self.lines.of(s), f"{s.get('name')}: profiles "
+                                                             f"{', '.join(n for n, _ in group)}; the loadout fires "
+                                                             f"{fired} (--only picks another)"))
         return out
+
+    def unread(self, sel: Element) -> None:
+        """A note for the profiles of ``sel`` that read like weapons (a range, attacks and
+        strength) but are of a kind no loadout fires (a Tesseract Vault's "C'tan Powers")."""
+        odd: dict[str, list[str]] = {}
+        for p in _profiles(sel):
+            kind = p.get("typeName", "")
+            if kind not in _WEAPON_TYPES and {"Range", "A", "S"} <= set(convert.characteristics(p)):
+                odd.setdefault(kind, []).append(_weapon_name(p.get("name", "")))
+        for kind, names in odd.items():
+            self.notes.append(Note(self.lines.of(sel) or self.line, f"{sel.get('name')}: {kind!r} profiles "
+                                                                    f"({', '.join(names)}) are not weapon profiles: "
+                                                                    "not fired"))
 
 
 def _statline(model: Element, unit_profiles: list[Element]) -> Element | None:
