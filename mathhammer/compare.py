@@ -12,7 +12,7 @@ every other column is optional: ``name`` (the row's label), ``models``, ``points
 (this row's own target), ``melee``, ``target_models``, ``wounds_left``, ``allocation``, ``only``,
 ``except`` and every situation or modifier named like the command-line options (``cover``,
 ``half_range`` or ``half-range``, ``hit_mod``, ``reroll_hits``...). An unknown column is an
-error (a misspelt ``cover`` must not be ignored); a blank line is skipped.
+error (a misspelt ``cover`` must not be ignored); a blank line (or one of empty cells only) is skipped.
 
 Each (row, target) runs with its own seed, derived from the run's seed, the row's label and the
 target (:func:`row_seed`), so a row's numbers do not depend on the other rows, their order or the
