@@ -41,7 +41,7 @@ from .render.records import stat_columns
 from .result import RowsHook
 
 __all__ = ["COLUMNS", "RECORD_COLUMNS", "SCHEMA", "Comparison", "Computed", "Failed", "Row", "Sheet", "SortKey",
-           "check_targets", "disagrees", "read_rows", "record", "row_seed", "run_rows", "target_key"]
+           "check_targets", "disagrees", "line_of", "read_rows", "record", "row_seed", "run_rows", "target_key"]
 
 SCHEMA = "mathhammer.compare/1"
 
@@ -589,7 +589,7 @@ class Comparison:
         targets = tuple(kept.values())
         rows, target_errors = check_targets(targets, sheet.rows, lib=with_rosters(base, target_rosters),
                                             where=self.where)
-        errors = sorted((*sheet.errors, *target_errors), key=_line_of)
+        errors = sorted((*sheet.errors, *target_errors), key=line_of)
         if errors and not keep_going:
             raise errors[0]
         self.errors: tuple[MathhammerError, ...] = tuple(errors)
@@ -628,6 +628,7 @@ class Comparison:
         return f"compare: {self.read} rows read, {self.read - self.failed} computed, {self.failed} failed"
 
 
-def _line_of(e: MathhammerError) -> int:
+def line_of(e: MathhammerError) -> int:
+    """The row an error names (``... row N``), 0 when it names none."""
     found = re.search(r" row (\d+)", e.where)
     return int(found.group(1)) if found else 0

@@ -441,6 +441,18 @@ def test_keep_going_names_the_column_in_file_order(tmp_path):
     assert "row 3, target_models" in errors[0] and "row 5, target_models" in errors[1]
 
 
+
+def test_keep_going_says_rows_that_could_not_be_read_in_file_order_with_runs_that_failed(tmp_path):
+    # row 3 cannot be read (points); rows 2 and 5 are read but fail when built (target_models)
+    rows = ("name,weapon,points,target_models\nfails,railgun,,2000\nunread,railgun,lots,\nok,railgun,,\n"
+            "fails too,railgun,,0\n")
+    result = invoke(write(tmp_path, rows), "-t", "intercessors", "--exact", "--keep-going", "--jobs", "1")
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert [e.split(", ")[0].rsplit(" ", 1)[-1] for e in errors] == ["2", "3", "5"], errors
+    assert "row 3, column points" in errors[1]
+
+
 # --- --method both ---------------------------------------------------------------------------------
 
 # One attack that hits on a 6, wounds S1 vs T2 on a 6 and gets past a 2+ save on a 1: p = 1/216 of

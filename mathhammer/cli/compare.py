@@ -72,7 +72,7 @@ def compare(
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """Which of these loadouts does most to each target? Rows of a CSV file, ranked per target."""
-    from ..compare import Comparison, Failed, disagrees, record
+    from ..compare import Comparison, Failed, disagrees, line_of, record
     from ..render.records import rows_pieces
 
     if file is None and not roster:  # a missing argument: a usage error, as click reports its own
@@ -83,14 +83,15 @@ def compare(
                      keep_going=keep_going, rosters=roster or (), target_rosters=target_roster or ())
     for message in run.warnings:
         warn(message)
-    for e in run.errors:
-        report(e)
+    pending = list(run.errors)  # rows that never ran (file order): said in file order with the runs that fail
     records: list[dict[str, Any]] = []  # kept only for a table or a picture
     disagree: list[str] = []  # with --method both: the (row, target) runs whose engines disagree
     keep = fmt is OutputFormat.TABLE or svg is not None or html is not None
     with _records(fmt) as write, progress(run.total, "compare") as advance:
         for done in run:
             advance()
+            while pending and line_of(pending[0]) <= done.row.line:
+                report(pending.pop(0))
             if isinstance(done, Failed):
                 report(done.error)
                 continue
@@ -100,6 +101,8 @@ def compare(
             if keep:
                 records.append(rec)
             write(rec)
+    for e in pending:
+        report(e)
     if fmt is OutputFormat.TABLE or svg is not None or html is not None:
         from ..render.ranking import ranking_view
 
