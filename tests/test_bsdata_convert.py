@@ -80,6 +80,20 @@ def test_statline() -> None:
     ([("Advanced Armour", "Models in this unit have the Feel No Pain 4+ ability against mortal wounds.")], {}),
     ([("Sanguinary Priest", "While this model is leading a unit, models in that unit have the Feel No Pain 5+ "
                             "ability")], {}),
+    # Damage reduction in the catalogues' wordings (necrons.cat's Overlord: "that attack's")
+    ([("Necrodermis", "Each time an attack is allocated to this model, halve the Damage characteristic of that "
+                      "attack.")], {"abilities": ["HALF DAMAGE"]}),
+    ([("Implacable Resilience", "Each time an attack is allocated to this model, subtract 1 from that attack\u2019s "
+                                "Damage characteristic.")], {"damage_reduction": 1}),
+    ([("Inviolable Bastion", "Each time an attack is allocated to this Fortification, subtract 1 from the Damage "
+                             "characteristic of that attack.")], {"damage_reduction": 1}),
+    ([("Tough", "Each time an attack is allocated to a model in this unit, subtract 1 from that attack's Damage "
+                "characteristic.")], {"damage_reduction": 1}),
+    # only the bearer's (wargear, an enhancement), or with a condition: not the unit's
+    ([("Shield", "Each time an attack is allocated to the bearer, subtract 1 from the Damage characteristic of that "
+                 "attack.")], {}),
+    ([("Armour", "Each time an attack is allocated to this model, subtract 1 from the Damage characteristic of that "
+                 "attack. This is not cumulative with any other rule.")], {}),
 ])
 def test_defences(abilities: list[tuple[str, str]], expected: dict[str, object]) -> None:
     assert defences(abilities) == expected

@@ -139,6 +139,11 @@ def test_necrons_sample() -> None:
     assert [(e.name, e.points) for e in r.entries] == [("Overlord", 85), ("Tesseract Vault", 425),
                                                        ("The Silent King", 470), ("Doom Scythe", 225)]
     assert all(e.ok for e in r.entries)
+    # the Overlord's Implacable Resilience: "Each time an attack is allocated to this model,
+    # subtract 1 from that attack's Damage characteristic."
+    overlord = _named(r, "Overlord")[0].unit
+    assert overlord is not None and overlord.damage_reduction == 1
+    assert "Implacable Resilience" not in overlord.unmodelled
     vault = _named(r, "Tesseract Vault")[0].unit
     assert vault is not None
     [m] = vault.models

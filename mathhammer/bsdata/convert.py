@@ -184,8 +184,18 @@ _FNP_TEXT = re.compile(r"(?:this model|this unit|models in this unit) (?:has|hav
 
 
 #: An unconditional "-1 Damage" or "halve the Damage" ability, as the whole description.
-DAMAGE_TEXT = re.compile(r"Each time an attack is allocated to (?:this model|a model in this unit), "
-                          r"(subtract 1 from|halve) the Damage characteristic of that attack\.?", re.IGNORECASE)
+DAMAGE_TEXT = re.compile(r"Each time an attack is allocated to (?:this model|this fortification|a model in this unit), "
+                          r"(subtract 1 from|halve) (?:the Damage characteristic of that attack|that attack['\u2019]s "
+                          r"Damage characteristic)\.?", re.IGNORECASE)
+
+
+def states_a_defence(name: str, text: str) -> bool:
+    """Whether :func:`defences` reads the ability (name, description) as a Feel No Pain or a
+    damage reduction (so it is modelled, not listed as unmodelled). Invulnerable saves are
+    named so and told apart by the caller."""
+    name = " ".join(name.split())
+    text = " ".join(text.replace("\xa0", " ").split())
+    return bool(_FNP_NAME.fullmatch(name) or _FNP_TEXT.fullmatch(text) or DAMAGE_TEXT.fullmatch(text))
 
 
 def defences(abilities: Iterable[tuple[str, str]]) -> dict[str, Any]:
@@ -203,9 +213,11 @@ def defences(abilities: Iterable[tuple[str, str]]) -> dict[str, Any]:
       "This model / This unit / Models in this unit ha(s|ve) the Feel No Pain X+ ability." (a
       conditional one, "against mortal wounds", "while leading", is not a Feel No Pain here).
     - ``damage_reduction: 1`` / ``abilities: [HALF DAMAGE]``: an ability whose whole description is
-      "Each time an attack is allocated to this model (a model in this unit), subtract 1 from
-      (halve) the Damage characteristic of that attack." (the C'tan Shards' Necrodermis); one with
-      a condition (a phase, a roll, a keyword) is not read.
+      "Each time an attack is allocated to this model (a model in this unit, this Fortification),
+      subtract 1 from (halve) the Damage characteristic of that attack." (the C'tan Shards'
+      Necrodermis; "... that attack's Damage characteristic", an Overlord's Implacable
+      Resilience); one with a condition (a phase, a roll, a keyword) is not read, nor one that
+      only its bearer has (wargear, an enhancement).
     """
     invulns: list[tuple[int, bool]] = []
     fnps: list[int] = []

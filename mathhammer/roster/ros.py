@@ -355,7 +355,8 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
             named.append(str(read[1]))
     if named:
         data["rules"] = named
-    unmodelled = sorted({n for n, _ in abilities + rules if key(n) not in modelled
+    unmodelled = sorted({n for n, text in abilities + rules if key(n) not in modelled
+                         and not convert.states_a_defence(n, text)
                          and not (key(n).startswith("feel no pain") and "feel_no_pain" in data)}, key=key)
     if unmodelled:
         data["unmodelled"] = unmodelled
