@@ -187,6 +187,26 @@ def test_votann_sample() -> None:
     assert dict(sagitaur.models[0].loadout) == {"Armoured wheels": 1, "Twin bolt cannon": 1,
                                                 "Sagitaur missile launcher": 1, "L7 missile launcher - blast": 1}
     assert {"L7 missile launcher - blast", "L7 missile launcher - focused"} <= {w.name for w in sagitaur.weapons}
+    # "Weavefield crest: The bearer has a 4+ invulnerable save." under the Champion and the
+    # Theyn: theirs; the other Hearthkyn have none
+    assert champion.unit is not None and champion.unit.models[0].invulnerable == 4
+    assert theyn.invulnerable == 4 and warriors.unit.invulnerable is None
+    assert {m.invulnerable for m in warriors.unit.models if m.name != "Theyn"} == {None}
+    assert "Weavefield crest" not in champion.unit.unmodelled + warriors.unit.unmodelled
+    doc = r.to_dict()
+    (unit,) = [u["unit"] for u in doc["units"] if u["name"] == "Einhyr Champion"]
+    assert unit["models"][0]["invulnerable"] == 4
+
+
+@needs_samples
+def test_a_weavefield_crest_saves_its_bearer(tmp_path: Path) -> None:
+    from mathhammer import api
+
+    lib = api.with_rosters(api.library(use_env=False), [SAMPLES / "lov-leviathan-v0102.rosz"])
+    # A1 BS2+ S20 AP-4 D1 at the Einhyr Champion (T6 Sv2+ W5): hits 5/6, wounds 5/6 (S20 >= 2 x T6);
+    # AP-4 leaves the 2+ armour at 6+, so the crest's 4+ is taken: fails 1/2
+    result = api.run(["A1 BS2+ S20 AP-4 D1"], "einhyr champion", method="exact", lib=lib)
+    assert result.damage.mean() == pytest.approx(5 / 6 * 5 / 6 * 1 / 2)
 
 
 @pytest.mark.parametrize("method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_LZMA])
@@ -258,6 +278,25 @@ def test_selections_nested_thousands_deep_are_read_without_recursion(tmp_path: P
                     '</roster>', encoding="utf-8")
     r = load_roster(path)
     assert [e.name for e in r.entries] == ["U"] and r.entries[0].unit is None  # no Unit profile: noted, not used
+
+
+def test_a_bearers_invulnerable_save_goes_to_its_model_group_or_a_note_says_why_not(tmp_path: Path) -> None:
+    crest = ('<selection id="c-{0}" name="Crest" number="{1}" type="upgrade"><profiles><profile name="Crest" '
+             'typeName="Abilities">' + _chars(Description="The bearer has a 4+ invulnerable save.") +
+             '</profile></profiles></selection>')
+    text = ROS.replace('<selection id="w-4" name="Blade"', crest.format(1, 1) + '<selection id="w-4" name="Blade"')
+    text = text.replace('<selection id="w-2" name="Big gun"', crest.format(2, 1) + '<selection id="w-2" name="Big gun"')
+    assert text.count('name="Crest"') == 4
+    squad = load_roster(_write(tmp_path, "t.ros", text)).entries[0]
+    assert squad.unit is not None and squad.unit.invulnerable == 5  # "Models in this unit have a 5+ ..."
+    # the Sergeant bears it: 4+ beats the unit's 5+; one crest among 4 Troopers: which one is not said
+    assert {(m.name, m.invulnerable) for m in squad.unit.models} == {("Trooper", None), ("Sergeant", 4)}
+    assert any("Crest: 1 of 4 Trooper bear a 4+ invulnerable save, not given" in n.text for n in squad.notes)
+    # a crest no better than the unit's own save adds nothing and is not "not modelled"
+    worse = text.replace("The bearer has a 4+", "The bearer has a 5+")
+    squad = load_roster(_write(tmp_path, "w.ros", worse)).entries[0]
+    assert squad.unit is not None and {m.invulnerable for m in squad.unit.models} == {None}
+    assert "Crest" not in squad.unit.unmodelled
 
 
 def test_m79_a_lance_that_shoots_and_fights_and_powers_that_are_no_weapon(tmp_path: Path) -> None:

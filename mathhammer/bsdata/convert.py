@@ -189,6 +189,16 @@ DAMAGE_TEXT = re.compile(r"Each time an attack is allocated to (?:this model|thi
                           r"Damage characteristic)\.?", re.IGNORECASE)
 
 
+_BEARER_INV = re.compile(r"(?:the bearer|this model) has an? ([2-6])\+ invulnerable save\.?", re.IGNORECASE)
+
+
+def bearer_invulnerable(text: str) -> int | None:
+    """The save of a wargear ability whose whole text gives its bearer an invulnerable save
+    ("The bearer has a 4+ invulnerable save.": a Weavefield crest), else None."""
+    m = _BEARER_INV.fullmatch(" ".join(text.replace("\xa0", " ").split()))
+    return int(m[1]) if m else None
+
+
 def states_a_defence(name: str, text: str) -> bool:
     """Whether :func:`defences` reads the ability (name, description) as a Feel No Pain or a
     damage reduction (so it is modelled, not listed as unmodelled). Invulnerable saves are

@@ -262,6 +262,46 @@ class _Unit:
                                                                     "not fired"))
 
 
+def _bearer_saves(model: Element, u: _Unit) -> list[tuple[str, int, int]]:
+    """(ability, save, bearers) of the wargear under a model selection that gives its bearer an
+    invulnerable save (a Weavefield crest), ``bearers`` the selection's number."""
+    out = []
+    for s in _walk(model):
+        for p in _profiles(s):
+            if p.get("typeName") == "Abilities":
+                save = convert.bearer_invulnerable(convert.characteristics(p).get("Description", ""))
+                if save is not None:
+                    out.append((clean(p.get("name", "")), save, _number(s, u.file, u.lines)))
+    return out
+
+
+def _give_bearer_saves(u: _Unit, borne: list[tuple[list[dict[str, Any]], Element, int, list[tuple[str, int, int]]]],
+                       unit_save: dict[str, Any] | None) -> set[str]:
+    """Give each model group whose every model bears an invulnerable save (``borne``: its
+    statlines, its selection, its number of models and what it bears) that save, where it is
+    better than the unit's; a note where only some of the group bear it. Returns the keys of
+    the abilities so modelled."""
+    modelled: set[str] = set()
+    for statlines, ms, n, saves in borne:
+        for name, save, bearers in saves:
+            where = u.lines.of(ms) or u.line
+            if unit_save is not None and (unit_save["save"] <= save or unit_save["ranged_only"]):
+                if unit_save["save"] > save:  # a better save, but the unit's is against ranged attacks only
+                    u.notes.append(Note(where, f"{name}: the bearer's {save}+ invulnerable save is not given (the "
+                                               "unit's is against ranged attacks only)"))
+                else:
+                    modelled.add(key(name))  # the unit's save is as good
+                continue
+            if bearers < n:
+                u.notes.append(Note(where, f"{name}: {bearers} of {n} {ms.get('name')} bear a {save}+ invulnerable "
+                                           "save, not given (the roster does not say which models)"))
+                continue
+            for m in statlines:
+                m["invulnerable"] = min(save, m.get("invulnerable", 7))
+            modelled.add(key(name))
+    return modelled
+
+
 def _statline(model: Element, unit_profiles: list[Element]) -> Element | None:
     own = [p for s in (model, *_walk(model)) for p in _profiles(s) if p.get("typeName") == convert.UNIT]
     if own:
@@ -324,15 +364,19 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
            keywords: list[str], every: list[Element]) -> Unit | None:
     """The engine's unit, through the profile schema (so it is checked as any profile is)."""
     models: list[dict[str, Any]] = []
+    borne: list[tuple[list[dict[str, Any]], Element, int, list[tuple[str, int, int]]]] = []
     for ms, prof, n, carried in groups:
         try:
             stats = convert.statline_dict(clean(prof.get("name", "")), convert.characteristics(prof))
         except ProfileError as e:
             u.notes.append(Note(u.lines.of(ms) or u.line, f"statline cannot be read ({e.message()})"))
             return None
-        for k, loadout in spread(n, carried):
-            models.append({**stats, "name": clean(ms.get("name", "")), "count": k,
-                           "weapons": [{"name": w, "count": c} for w, c in loadout]})
+        mine = [{**stats, "name": clean(ms.get("name", "")), "count": k,
+                 "weapons": [{"name": w, "count": c} for w, c in loadout]} for k, loadout in spread(n, carried)]
+        models += mine
+        bearer = _bearer_saves(ms, u)
+        if bearer:
+            borne.append((mine, ms, n, bearer))
     abilities = [(clean(p.get("name", "")), convert.characteristics(p).get("Description", ""))
                  for s in every for p in _profiles(s) if p.get("typeName") == "Abilities"]
     rules = [(clean(r.get("name", "")), " ".join((r.findtext("description") or "").split()))
@@ -343,6 +387,7 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
     if any(key(n) == "stealth" for n, _ in rules + abilities):
         data["abilities"] = ["STEALTH"]
     modelled = {"stealth"} | ({"invulnerable save"} if "invulnerable" in data else set())
+    modelled |= _give_bearer_saves(u, borne, data.get("invulnerable"))
     named: list[str] = []
     for aname, _ in abilities + rules:  # "Firing Deck 2", "For the Greater Good": as the importer reads them
         read = convert.unit_rule(aname)
