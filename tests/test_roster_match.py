@@ -201,3 +201,26 @@ def test_samples_against_the_whole_library(library: Library, name: str) -> None:
     for e in r.entries:
         assert e.ok and e.unit is not None, (e.name, [n.text for n in e.notes])
         assert not any("not of the roster's faction" in n.text for n in e.notes), e.name
+
+
+@needs_texts
+@pytest.mark.parametrize("name", ["gwapp-tau.txt", "gwapp-imperial-knights.txt", "newrecruit-gw-tau.txt",
+                                  "newrecruit-wtc-compact-tau.txt", "warorgan-tau.txt"])
+def test_a_total_that_is_not_the_units_points_added_up_is_noted(name: str, tmp_path: Path) -> None:
+    # every sample's total is its units' points added up (1995 and 2000, read by hand): no note
+    r = load_roster(TEXTS / name, _faction_library())
+    assert not [n for n in r.notes if "add up to" in n.text]
+    # the same file with one unit's line lost (its points no longer counted): said
+    text = (TEXTS / name).read_text(encoding="utf-8")
+    first = next(e for e in r.entries if e.points)
+    lines = text.splitlines()
+    assert str(first.points) in lines[first.line - 1]
+    lines[first.line - 1] = ""  # the unit line is gone: its models and weapons join no unit (or the one before)
+    cut = tmp_path / name
+    cut.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r2 = load_roster(cut, _faction_library())
+    total = sum(e.points or 0 for e in r2.entries)
+    assert total == sum(e.points or 0 for e in r.entries) - first.points
+    assert [n.text for n in r2.notes if "add up to" in n.text] == [
+        f"the file's total is {r.points} points, its units add up to {total}: a unit it lists may not have been "
+        "read (the table shows the units that were), or the total counts something else"]

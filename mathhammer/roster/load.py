@@ -16,7 +16,7 @@ from pathlib import Path
 from ..bsdata.xmlsafe import read_bsdata_file
 from ..errors import ProfileError
 from ..profiles import Library
-from .model import Roster, RosterUnit
+from .model import Note, Roster, RosterUnit
 from .text import MAX_TEXT_BYTES
 
 __all__ = ["load_roster", "parse_roster"]
@@ -94,4 +94,17 @@ def finish(roster: Roster) -> Roster:
         leaders = tuple(entries[i].unit.name for i in a.leaders if entries[i].unit is not None)  # type: ignore[union-attr]
         if guard.unit is not None and leaders:
             entries[a.bodyguard] = replace(guard, unit=replace(guard.unit, attached=leaders))
-    return replace(roster, entries=tuple(entries))
+    return replace(roster, entries=tuple(entries), notes=roster.notes + _points_check(roster))
+
+
+def _points_check(roster: Roster) -> tuple[Note, ...]:
+    """A note when the file's total differs from its units' points added up (every sample
+    export's agree): a unit may be in the file but not read, or the total counts something else."""
+    priced = [e.points for e in roster.entries]
+    if roster.points is None or not priced or any(p is None for p in priced):
+        return ()
+    total = sum(p for p in priced if p is not None)
+    if total == roster.points:
+        return ()
+    return (Note(0, f"the file's total is {roster.points} points, its units add up to {total}: a unit it lists may "
+                    "not have been read (the table shows the units that were), or the total counts something else"),)
