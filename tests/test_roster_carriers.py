@@ -105,17 +105,22 @@ units:
 """
 
 
-def test_m58_a_carrier_alias_fires_its_weapon_and_a_named_weapon_wins(tmp_path: Path) -> None:
+def _two_drone_teams(tmp_path: Path, first: str, second: str) -> tuple[RosterUnit, RosterUnit]:
+    """Two Drone Teams of CARRIED in a GW-app text, their leaders' item lines as given."""
     lib = Library(load_file(write_profile(tmp_path / "p", CARRIED)))
     text = tmp_path / "list.txt"
+    text.write_text("Drones (100 points)\n\nTesters\nStrike Force (100 points)\n\nCHARACTERS\n\n"
+                    f"Drone Team (50 points)\n  • 1x Drone Leader\n{first}\n"
+                    f"Drone Team (50 points)\n  • 1x Drone Leader\n{second}", encoding="utf-8")
+    one, two = load_roster(text, lib).entries
+    return one, two
+
+
+def test_m58_a_carrier_alias_fires_its_weapon_and_a_named_weapon_wins(tmp_path: Path) -> None:
     # the GW app's layout (as gwapp-tau.txt): 2 drones carried by one model, then the same with
     # the drones' weapon named as well
-    text.write_text("Drones (100 points)\n\nTesters\nStrike Force (100 points)\n\nCHARACTERS\n\n"
-                    "Drone Team (50 points)\n  • 1x Drone Leader\n    • 1x Carbine\n      2x Gun Drone\n\n"
-                    "Drone Team (50 points)\n  • 1x Drone Leader\n    • 1x Carbine\n      2x Gun Drone\n"
-                    "      2x Drone gun\n", encoding="utf-8")
-    roster = load_roster(text, lib)
-    first, second = roster.entries
+    first, second = _two_drone_teams(tmp_path, "    • 1x Carbine\n      2x Gun Drone\n",
+                                     "    • 1x Carbine\n      2x Gun Drone\n      2x Drone gun\n")
     assert first.unit is not None and second.unit is not None
     assert dict(first.unit.models[0].loadout) == {"Carbine": 1, "Drone gun": 2}
     assert dict(second.unit.models[0].loadout) == {"Carbine": 1, "Drone gun": 2}
@@ -125,14 +130,9 @@ def test_m58_a_carrier_alias_fires_its_weapon_and_a_named_weapon_wins(tmp_path: 
 def test_m58_a_weapon_listed_under_its_carrier_and_beside_it_counts_once(tmp_path: Path) -> None:
     # New Recruit's layout: the weapon, then the carrier and the weapon again under it; a
     # weapon listed after another item is a copy of its own
-    lib = Library(load_file(write_profile(tmp_path / "p", CARRIED)))
-    text = tmp_path / "list.txt"
-    text.write_text("Drones (100 points)\n\nTesters\nStrike Force (100 points)\n\nCHARACTERS\n\n"
-                    "Drone Team (50 points)\n  • 1x Drone Leader\n    • 1x Carbine\n      1x Drone gun\n"
-                    "      Gun Drone\n      1x Drone gun\n\n"
-                    "Drone Team (50 points)\n  • 1x Drone Leader\n    • 1x Drone gun\n      1x Gun Drone\n"
-                    "      1x Carbine\n      1x Drone gun\n", encoding="utf-8")
-    first, second = load_roster(text, lib).entries
+    first, second = _two_drone_teams(tmp_path, "    • 1x Carbine\n      1x Drone gun\n      Gun Drone\n"
+                                               "      1x Drone gun\n",
+                                     "    • 1x Drone gun\n      1x Gun Drone\n      1x Carbine\n      1x Drone gun\n")
     assert first.unit is not None and second.unit is not None
     assert dict(first.unit.models[0].loadout) == {"Carbine": 1, "Drone gun": 1}
     assert [n.text for n in first.notes if "counted once" in n.text] == [
