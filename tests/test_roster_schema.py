@@ -66,7 +66,10 @@ def test_a_roster_with_an_unmatched_unit_and_a_lost_line_validates(tmp_path: Pat
     path.write_text(HAND_MADE, encoding="utf-8")
     document = mathhammer.read_roster(path).to_dict()
     assert [u["unit"] is None for u in document["units"]] == [True, False]  # nobody knows the first one
-    assert [n["line"] for n in document["notes"]] == [13]  # the indented unit line: outside any unit
+    # the indented unit line, outside any unit; then the file's total (300 points) against the
+    # units read (80 + 90), short of the lost line's 125 points and 5 more
+    assert [n["line"] for n in document["notes"]] == [13, 0]
+    assert "its units add up to 170" in document["notes"][1]["text"]
     assert document["units"][0]["notes"]
     assert errors(document) == []
 
