@@ -7,14 +7,16 @@ files or the command line. Die faces are indexed 1..6; tables have 7 entries, in
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .model import RerollPolicy
+from .model import DiceExpr, RerollPolicy
 
 __all__ = [
+    "dice_mean",
     "fired_profiles",
+    "melee_weight",
     "not_attacking_with",
     "CRIT",
     "FAIL",
@@ -187,17 +189,40 @@ def choose_save(*, save: int, armour_modifier: int, invulnerable: int | None,
     return SaveChoice("armour", armour, armour, inv)
 
 
-def not_attacking_with(carried: list[tuple[str, str]], *, pistols_beside_others: bool = False) -> list[str]:
+def not_attacking_with(carried: list[tuple[str, str]], *, pistols_beside_others: bool = False,
+                       weight: Callable[[str], float] | None = None) -> list[str]:
     """What a model carries but does not attack with (the Pistol rule; one melee weapon, R-1.5),
     from its weapons in the order it carries them, each with its kind: ``pistol``, ``ranged``,
     ``melee`` or ``extra`` (a melee weapon with EXTRA ATTACKS). A model shoots its Pistols or
     its other ranged weapons, so its Pistols beside another ranged weapon are left out, unless
-    ``pistols_beside_others`` (a MONSTER or VEHICLE fires both); it fights with its first melee
-    weapon and those with EXTRA ATTACKS."""
+    ``pistols_beside_others`` (a MONSTER or VEHICLE fires both); it fights with one melee
+    weapon and those with EXTRA ATTACKS: the one of most ``weight`` (:func:`melee_weight`, the
+    damage it does to a Space Marine; ties: the first), else the first (ruling M80)."""
     ranged = [name for name, kind in carried if kind in ("pistol", "ranged")]
     pistols = [name for name, kind in carried if kind == "pistol"]
     left = pistols if pistols and len(pistols) < len(ranged) and not pistols_beside_others else []
-    return left + [name for name, kind in carried if kind == "melee"][1:]
+    melee = [name for name, kind in carried if kind == "melee"]
+    if weight is None or not melee:
+        kept = melee[:1]
+    else:
+        kept = [max(melee, key=lambda name: (weight(name), -melee.index(name)))]
+    return left + [name for name in melee if name not in kept]
+
+
+def dice_mean(d: DiceExpr) -> float:
+    """The mean of a dice expression: ``D6+2`` 5.5, ``D3`` 2 (R-0.6)."""
+    return d.count * (d.sides + 1) / 2 + d.plus
+
+
+def melee_weight(attacks: float, skill: int, strength: int, ap: int, damage: float) -> float:
+    """The damage a melee profile does to a Space Marine (T4 Sv3+) on average, its abilities
+    aside: what tells a model's best melee weapon (ruling M80). ``attacks`` and ``damage`` are
+    the means of their dice; ``ap`` as printed (-2)."""
+    hit = (7 - skill) / 6
+    wound = (7 - wound_threshold(strength, 4)) / 6
+    save = 3 - ap
+    unsaved = 1.0 if save > 6 else (save - 1) / 6
+    return attacks * hit * wound * unsaved * damage
 
 
 def fired_profiles(profiles: Sequence[tuple[str, bool]]) -> list[int]:

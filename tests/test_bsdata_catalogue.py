@@ -202,6 +202,25 @@ def test_r_1_5_a_weapon_that_shoots_and_fights_is_carried_with_a_profile_of_each
     assert leader["weapons"] == ["Sword", "Sword - strike"] and leader["options"] == ["Sword - sweep"]
 
 
+@pytest.mark.parametrize(("knife", "fights_with"), [
+    ({}, "Sword - strike"),  # the Dagger A2 WS3+ S4 AP0 D1: 2 x 4/6 x 3/6 x 2/6 = 2/9 against T4 Sv3+; the strike's S6: 8/27
+    ({"S": "8", "AP": "-2"}, "Dagger"),  # 2 x 4/6 x 5/6 x 4/6 = 20/27
+])
+def test_m80_a_model_fights_with_its_best_melee_weapon_wherever_it_is_listed(folder: Path, knife: dict[str, str],
+                                                                            fights_with: str) -> None:
+    """The Leader carries a Dagger, listed first, and a Sword: it fights with the one that does
+    more to a Space Marine (ruling M80), not the first; the other is an option."""
+    old = '<selectionEntry type="upgrade" name="Sword" id="w-sword2">'
+    text = LIBRARY.replace(old, f'<selectionEntry type="upgrade" name="Dagger" id="w-dagger">{bounds(1, 1)}<profiles>'
+                                f'{weapon("p-dagger", "Dagger", True, **knife)}</profiles></selectionEntry>{old}')
+    assert text != LIBRARY
+    (folder / "a.cat").write_text(text, encoding="utf-8")
+    leader = only_unit([folder / "c.cat"])["models"][1]
+    assert leader["name"] == "Leader"
+    assert leader["weapons"] == [fights_with]
+    assert {"Dagger", "Sword - strike"} - {fights_with} <= set(leader["options"])
+
+
 def test_whole_folder_gives_the_same(folder: Path) -> None:
     assert only_unit([folder]) == only_unit([folder / "c.cat"])
 

@@ -146,7 +146,8 @@ def test_m79_a_weapon_that_shoots_and_fights_in_a_roster(shared_data: Path, lib:
     # 12" profile and strike and sweep melee profiles: it shoots and fights (with the strike)
     entry = _entry(folder / "gwapp-imperial-knights.txt", lib, 15)
     assert _models(entry)[0][2] == {"Cerastus shock lance": 1, "Cerastus shock lance - strike": 1}
-    assert any("Cerastus shock lance - sweep" in n.text and "--only" in n.text for n in entry.notes)
+    assert any(n.text.endswith("(the other profiles fire as UNIT/WEAPON: Cerastus shock lance - sweep)")
+               for n in entry.notes)
     # gwapp-tau.txt line 147 (The Twin Lance): "Ion scattercannon" is the name of its melee
     # profile (EXTRA ATTACKS); its ranged profiles are "- overcharge" and "- standard"; each
     # model's XV pulse pistol has a melee profile of its own, named after its model
@@ -173,6 +174,38 @@ def test_m79_the_lancer_of_a_roster_fights_with_its_strike(shared_data: Path) ->
     result = api.run(["cerastus knight lancer"], "T4 SV7+ W100", method="exact", lib=lib)
     hits = 6 * (3 / 6 + 3 * (1 / 6))  # 3, 4, 5 hit; a 6 is a critical hit and 2 more
     assert result.damage.mean() == pytest.approx(hits * (4 / 6) * 2)
+    # the sweep, as the roster's note says: A10 WS2+ S10 AP-2 D3, wounding T4 on 2+
+    result = api.run(["cerastus knight lancer/Cerastus shock lance - sweep"], "T4 SV7+ W100", melee=True,
+                     method="exact", lib=lib)
+    assert result.damage.mean() == pytest.approx(10 * 5 / 6 * 5 / 6 * 3)
+
+
+@pytest.mark.parametrize("order", [("Drach'nyen", "Talon of Horus"), ("Talon of Horus", "Drach'nyen")])
+def test_m80_abaddon_fights_with_drachnyen_whichever_is_listed_first(tmp_path: Path, lib: Library,
+                                                                    order: tuple[str, str]) -> None:
+    # the Talon of Horus shoots (and has a melee profile); Drach'nyen is a melee weapon: the model
+    # fights with the one that does more to a Space Marine, read from the two profiles in
+    # profiles/chaos-space-marines.json, not the one listed first
+    text = tmp_path / "abaddon.txt"
+    text.write_text("Test (270 points)\n\nChaos Space Marines\nIncursion (1000 points)\n\nCHARACTERS\n\n"
+                    f"Abaddon the Despoiler (270 points)\n  • Warlord\n  • 1x {order[0]}\n    1x {order[1]}\n",
+                    encoding="utf-8")
+    (entry,) = load_roster(text, lib).entries
+    assert entry.unit is not None
+    weapons = {w.name: w for w in entry.unit.weapons}
+    talon, drach = weapons["Talon of Horus (Abaddon the Despoiler)"], weapons["Drach'nyen"]
+    assert talon.melee and drach.melee
+
+    def weight(w):  # the mean damage to T4 Sv3+, by hand: hit, wound, unsaved, damage
+        hit = (7 - w.skill) / 6
+        wound = {True: 5 / 6}.get(w.strength >= 8, 4 / 6 if w.strength > 4 else 3 / 6 if w.strength == 4 else 2 / 6)
+        unsaved = min(1.0, (3 - w.ap - 1) / 6)
+        return (w.attacks.count * (w.attacks.sides + 1) / 2 + w.attacks.plus) * hit * wound * unsaved * (
+            w.damage.count * (w.damage.sides + 1) / 2 + w.damage.plus)
+
+    best = max((talon, drach), key=weight)
+    assert best is drach  # as everyone plays him
+    assert dict(entry.unit.models[0].loadout) == {"Talon of Horus": 1, "Drach'nyen": 1}
 
 
 def test_m57_ros_units_carry_firing_deck(shared_data: Path) -> None:

@@ -7,6 +7,7 @@ from fractions import Fraction as F
 import pytest
 
 from mathhammer import rules
+from mathhammer.dice import parse as parse_dice
 from mathhammer.model import RerollPolicy
 
 
@@ -202,6 +203,26 @@ def test_m79_a_weapon_shoots_with_its_first_ranged_profile_and_fights_with_its_s
     assert rules.fired_profiles([("Axe", True), ("Axe (Champion)", True)]) == [0]  # no strike: the first
     assert rules.fired_profiles([("Spear", True), ("Spear", False)]) == [0, 1]
     assert rules.fired_profiles([]) == []
+
+
+def test_m80_melee_weight_is_the_mean_damage_to_a_space_marine() -> None:
+    # a power fist A3 WS3+ S8 AP-2 D2 against T4 Sv3+: hits 4/6, wounds on 2+ (S8 = 2 x T4) 5/6,
+    # saves on 5+ (fails 4/6), 2 damage each
+    assert rules.melee_weight(3, 3, 8, -2, 2) == pytest.approx(float(3 * F(4, 6) * F(5, 6) * F(4, 6) * 2))
+    # a chainsword A4 WS3+ S4 AP-1 D1: wounds on 4+, saves on 4+
+    assert rules.melee_weight(4, 3, 4, -1, 1) == pytest.approx(float(4 * F(4, 6) * F(3, 6) * F(3, 6)))
+    # AP-4 leaves no save (7+); S2 wounds T4 on 6+; AP0 fails a 3+ save on 1-2
+    assert rules.melee_weight(1, 2, 2, -4, 1) == pytest.approx(float(F(5, 6) * F(1, 6)))
+    assert rules.melee_weight(1, 2, 4, 0, 1) == pytest.approx(float(F(5, 6) * F(3, 6) * F(2, 6)))
+    assert rules.dice_mean(parse_dice("D6+2")) == 5.5 and rules.dice_mean(parse_dice("2D3")) == 4
+    assert rules.dice_mean(parse_dice("3")) == 3
+
+
+def test_m80_the_best_melee_weapon_is_fought_with_ties_go_to_the_first() -> None:
+    carried = [("ccw", "melee"), ("fist", "melee"), ("horn", "extra"), ("sword", "melee")]
+    weights = {"ccw": 0.5, "fist": 2.0, "sword": 2.0}
+    assert rules.not_attacking_with(carried, weight=weights.__getitem__) == ["ccw", "sword"]
+    assert rules.not_attacking_with(carried) == ["fist", "sword"]  # without weights: the first
 
 
 def test_pistol_rule_and_one_melee_weapon_with_its_extra_attacks() -> None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..model import Ability, Unit, Weapon
-from ..rules import not_attacking_with
+from ..rules import dice_mean, melee_weight, not_attacking_with
 
 __all__ = ["attacking", "spread"]
 
@@ -64,9 +64,13 @@ def attacking(unit: Unit) -> tuple[Unit, list[str]]:
             return "extra" if w.has(Ability.EXTRA_ATTACKS) else "melee"
         return "pistol" if w.has(Ability.PISTOL) else "ranged"
 
+    def weight(w: Weapon) -> float:
+        return melee_weight(dice_mean(w.attacks), w.skill or 2, w.strength, w.ap, dice_mean(w.damage))
+
     for m in unit.models:
         left = not_attacking_with([(n, kind(weapons[n])) for n, _ in m.loadout if n in weapons],
-                                  pistols_beside_others=bool({"MONSTER", "VEHICLE"} & (unit.keywords | m.keywords)))
+                                  pistols_beside_others=bool({"MONSTER", "VEHICLE"} & (unit.keywords | m.keywords)),
+                                  weight=lambda n: weight(weapons[n]))
         if left:
             m = replace(m, loadout=tuple((n, k) for n, k in m.loadout if n not in left),
                         options=(*m.options, *(n for n in left if n not in m.options)))

@@ -159,8 +159,8 @@ class _Weapons:
         chosen = [family[i] for i in fired_profiles([(w.name, w.melee) for w in family])]
         chosen += [w for w in named if w not in chosen]
         rest = [w for w in family if w not in chosen]
-        note = (f"{item}: fires {' and '.join(repr(w.name) for w in chosen)} (the other profiles, "
-                f"{', '.join(w.name for w in rest)}, can be picked with --only)") if rest else ""
+        note = (f"{item}: fires {' and '.join(repr(w.name) for w in chosen)} (the other profiles fire as "
+                f"UNIT/WEAPON: {', '.join(w.name for w in rest)})") if rest else ""
         return [w.name for w in family if w in chosen], note
 
 

@@ -245,7 +245,7 @@ class _Unit:
                     fired = " and ".join(group[i][0] for i in chosen)
                     self.notes.append(Note(self.lines.of(s), f"{s.get('name')}: profiles "
                                                              f"{', '.join(n for n, _ in group)}; the loadout fires "
-                                                             f"{fired} (--only picks another)"))
+                                                             f"{fired} (another fires as UNIT/WEAPON)"))
         return out
 
     def unread(self, sel: Element) -> None:
