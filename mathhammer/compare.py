@@ -629,6 +629,7 @@ class Comparison:
 
 
 def line_of(e: MathhammerError) -> int:
-    """The row an error names (``... row N``), 0 when it names none."""
-    found = re.search(r" row (\d+)", e.where)
-    return int(found.group(1)) if found else 0
+    """The row an error names (``FILE row N[, column]``: the last such, as a file's name may hold
+    one), 0 when it names none."""
+    found = re.findall(r" row (\d+)", e.where)
+    return int(found[-1]) if found else 0

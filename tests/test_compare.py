@@ -442,11 +442,13 @@ def test_keep_going_names_the_column_in_file_order(tmp_path):
 
 
 
-def test_keep_going_says_rows_that_could_not_be_read_in_file_order_with_runs_that_failed(tmp_path):
-    # row 3 cannot be read (points); rows 2 and 5 are read but fail when built (target_models)
+@pytest.mark.parametrize("name", ["rows.csv", "my row 9.csv"])
+def test_keep_going_says_rows_that_could_not_be_read_in_file_order_with_runs_that_failed(tmp_path, name):
+    # row 3 cannot be read (points); rows 2 and 5 are read but fail when built (target_models);
+    # a file's own name may hold " row 9"
     rows = ("name,weapon,points,target_models\nfails,railgun,,2000\nunread,railgun,lots,\nok,railgun,,\n"
             "fails too,railgun,,0\n")
-    result = invoke(write(tmp_path, rows), "-t", "intercessors", "--exact", "--keep-going", "--jobs", "1")
+    result = invoke(write(tmp_path, rows, name), "-t", "intercessors", "--exact", "--keep-going", "--jobs", "1")
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert [e.split(", ")[0].rsplit(" ", 1)[-1] for e in errors] == ["2", "3", "5"], errors
@@ -487,6 +489,16 @@ def test_compare_method_both_disagreeing_exits_3_and_records_the_agreement(tmp_p
     agreement = rec["agreement"]
     assert agreement["agrees"] is False
     assert agreement["mean_difference_se"] == pytest.approx((215) ** 0.5)
+
+
+def test_compare_method_both_a_failed_row_exits_1_and_the_disagreement_is_still_said(tmp_path):
+    seed = _one_trial_hits(tmp_path)
+    path = write(tmp_path, 'name,weapon,target_models\nLong shot,"A1 BS6+ S1 AP0 D12",\nfails,"A1 BS6+ S1 AP0 D12",0\n')
+    result = invoke(path, "-t", "T2 SV2+ W12", "--method", "both", "--trials", "1", "--seed", str(seed),
+                    "--keep-going", "-f", "ndjson")
+    assert result.exit_code == 1  # a failed row first
+    assert "Monte Carlo and exact disagree in 1 run(s), first at" in result.stderr
+    assert "row 3, target_models" in result.stderr
 
 
 def test_compare_method_both_agreeing_exits_0_and_monte_carlo_records_no_agreement(tmp_path):

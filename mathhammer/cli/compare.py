@@ -111,11 +111,12 @@ def compare(
                       svg=svg, html=html)
         else:  # the records on stdout, and the picture of the table they make
             save_view(ranking_view(records, sort, targets=run.targets, footer=_footer(run)), svg=svg, html=html)
+    if disagree:
+        warn(f"Monte Carlo and exact disagree in {len(disagree)} run(s), first at {run.where} {disagree[0]}")
     echo_err(run.summary())
     if run.failed:
         raise typer.Exit(1)
     if disagree:
-        warn(f"Monte Carlo and exact disagree in {len(disagree)} run(s), first at {run.where} {disagree[0]}")
         raise typer.Exit(ExitCode.DISAGREE)
 
 
