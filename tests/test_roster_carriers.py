@@ -140,6 +140,38 @@ def test_m58_a_weapon_listed_under_its_carrier_and_beside_it_counts_once(tmp_pat
     assert dict(second.unit.models[0].loadout) == {"Drone gun": 2, "Carbine": 1}
 
 
+@pytest.mark.parametrize("drones", ["      1x Recon drone\n      2x Gun Drone\n",
+                                    "      2x Gun Drone\n      1x Recon drone\n"])
+def test_m58_a_weapon_under_either_of_two_carriers_listed_together_counts_once(tmp_path: Path, lib: Library,
+                                                                               drones: str) -> None:
+    # the Pathfinder Shas'ui of newrecruit-gw-tau.txt (line 155), its drones in either order, then
+    # the Recon drone's Drone burst cannon under them: one burst cannon, the two drones' carbines
+    text = tmp_path / "pf.txt"
+    text.write_text("Test (85 pts)\n\nT'au Empire\nStrike Force (2000 pts)\n\nOTHER DATASHEETS\n\n"
+                    "Pathfinder Team (85 pts)\n• 1x Pathfinder Shas'ui\n    • 1x Close combat weapon\n"
+                    "    • 1x Pulse carbine\n" + drones.replace("      ", "    • ") +
+                    "    • 1x Drone burst cannon\n", encoding="utf-8")
+    (entry,) = load_roster(text, lib).entries
+    (shasui,) = [lo for n, _, lo in _models(entry) if n == "Pathfinder Shas'ui"]
+    assert shasui["Drone burst cannon"] == 1 and shasui["Twin pulse carbine"] == 2
+
+
+def test_m79_a_roster_item_named_for_its_profiles_fires_them(tmp_path: Path, lib: Library) -> None:
+    # The Squighog Boyz' "Stikka" has no profile of that name: the catalogue's are "Stikka
+    # (ranged)" (9" A1 BS5+) and "Stikka (melee)" (A3 WS3+); the Nob's statline carries none
+    text = tmp_path / "squig.txt"
+    text.write_text("Test (110 points)\n\nOrks\nIncursion (1000 points)\n\nOTHER DATASHEETS\n\n"
+                    "Squighog Boyz (110 points)\n  • 3x Squighog Boy\n    • 3x Saddlegit weapons\n"
+                    "      3x Squig jaws\n      3x Stikka\n  • 1x Nob on Smasha Squig\n    • 1x Saddlegit weapons\n"
+                    "      1x Slugga\n      1x Squig jaws\n      1x Stikka\n", encoding="utf-8")
+    (entry,) = load_roster(text, lib).entries
+    for name, _, loadout in _models(entry):
+        assert loadout["Stikka (ranged)"] == 1 and loadout["Stikka (melee)"] == 1, name
+    assert "Stikka" not in _unfired(entry)
+    assert any(n.text.startswith("Stikka: fires 'Stikka (melee)' and 'Stikka (ranged)' (the model's statline does "
+                                 "not carry it") for n in entry.notes)
+
+
 def test_m79_a_weapon_that_shoots_and_fights_in_a_roster(shared_data: Path, lib: Library) -> None:
     folder = shared_data / "text-exports-40kcompactor"
     # gwapp-imperial-knights.txt line 15: "1x Cerastus shock lance", whose catalogue entry has a

@@ -133,7 +133,7 @@ class _Weapons:
         for table, probe in ((self.exact, k), (self.single, s)):
             if probe in table:
                 return self._with_profiles(item, [table[probe][0]], carried)
-        if s in self.profiles:
+        if s in self.profiles or s in self.family:  # "Stikka": its "Stikka (ranged)" and "Stikka (melee)"
             return self._with_profiles(item, [], carried)
         if s in self.carrier:
             return [w.name for w in self.carrier[s]], ""
@@ -150,17 +150,21 @@ class _Weapons:
         the weapon ``named`` so (if any) and, of the weapon's other profiles, a ranged one to shoot
         and a melee one to fight with, where it has them; a note names the alternatives left."""
         family = [w for w in self.family.get(singular_key(item), []) if w not in named]
-        own = [w for w in family if w.name in carried]
-        family = [*named, *(own or [w for w in family if " (" not in clean(w.name)])]
+        own = [w for w in family if w.name in carried] or [w for w in family if " (" not in clean(w.name)]
+        borrowed = not named and not own and bool(family)  # only other models' profiles ("Stikka (melee)")
+        family = [*named, *(own or family)]
         if not family:
             return [], ""
         kinds = {w.melee for w in named}
         family = [w for w in family if w in named or w.melee not in kinds]  # named: its kind is decided
         chosen = [family[i] for i in fired_profiles([(w.name, w.melee) for w in family])]
         chosen += [w for w in named if w not in chosen]
-        rest = [w for w in family if w not in chosen]
-        note = (f"{item}: fires {' and '.join(repr(w.name) for w in chosen)} (the other profiles fire as "
-                f"UNIT/WEAPON: {', '.join(w.name for w in rest)})") if rest else ""
+        rest = [w for w in family if w not in chosen and (borrowed or " (" not in clean(w.name))]
+        note = (f"{item}: fires {' and '.join(repr(w.name) for w in chosen)}"
+                + (" (the model's statline does not carry it; the unit's profiles of that name)" if borrowed else "")
+                + (f" (the other profiles fire as UNIT/WEAPON: {', '.join(w.name for w in rest)})" if rest else ""))
+        if not rest and not borrowed:
+            note = ""
         return [w.name for w in family if w in chosen], note
 
 
@@ -236,7 +240,9 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
         totals: list[tuple[str, int]] = []
         by_carrier: list[tuple[str, str, int]] = []  # (item, weapon, copies) named by what carries it
         carried = frozenset([*(n for n, _ in st.loadout), *st.options])
-        under: tuple[str, list[str], int] | None = None  # the item before, when it names its carrier
+        # the carriers listed since the last other item ("Recon drone", "2x Gun Drone"), whose
+        # weapons may follow them
+        under: list[tuple[str, list[str], int]] = []
         repeated: list[tuple[str, str, list[str]]] = []  # (item, its carrier, weapons) listed under it
         for item, n in m.weapons:
             names, note = weapons.resolve(item, carried)
@@ -246,15 +252,17 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
                 unfired[clean(item)] = None
             if names and weapons.by_carrier(item):
                 by_carrier += [(clean(item), w, n) for w in names]
-                under = (clean(item), names, n)
+                under.append((clean(item), names, n))
                 continue
-            if under is not None and names == under[1] and n == under[2]:
+            holder = next((c for c in under if names and c[1] == names and c[2] == n), None)
+            if holder is not None:
                 # New Recruit lists a drone's weapon again under it ("MV15 Gun Drone", "1x Twin
                 # pulse blaster"): the drone's own, not another copy
-                repeated.append((clean(item), under[0], names))
+                repeated.append((clean(item), holder[0], names))
+                under.remove(holder)
             else:
                 totals += [(w, n) for w in names]
-            under = None
+                under = []
         named = {w for w, _ in totals}
         for item, carrier, names in repeated:  # said once: by the carrier's note below when it has one
             if not named & set(names):
