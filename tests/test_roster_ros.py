@@ -297,6 +297,19 @@ def test_a_bearers_invulnerable_save_goes_to_its_model_group_or_a_note_says_why_
     squad = load_roster(_write(tmp_path, "w.ros", worse)).entries[0]
     assert squad.unit is not None and {m.invulnerable for m in squad.unit.models} == {None}
     assert "Crest" not in squad.unit.unmodelled
+    # the unit's save against ranged attacks only: the bearer's, against every attack, cannot
+    # stand beside it (one statline save, the unit's ranged_only): said, whichever is better
+    for crest, kind in (("5+", "worse"), ("4+", "better")):
+        ranged = text.replace("a 5+ invulnerable save.", "a 5+ invulnerable save against ranged attacks.").replace(
+            "The bearer has a 4+", f"The bearer has a {crest}")
+        squad = load_roster(_write(tmp_path, f"r-{kind}.ros", ranged)).entries[0]
+        assert squad.unit is not None and squad.unit.invulnerable_ranged_only, kind
+        assert {m.invulnerable for m in squad.unit.models} == {None}, kind
+        assert any(f"Crest: the bearer's {crest} invulnerable save is not given (the unit's 5+ is against ranged "
+                   "attacks only)" in n.text for n in squad.notes), kind
+        (unit,) = [u["unit"] for u in load_roster(_write(tmp_path, f"j-{kind}.ros", ranged)).to_dict()["units"]
+                   if u["name"] == "Test Squad"]
+        assert {(m["invulnerable"], m["invulnerable_ranged_only"]) for m in unit["models"]} == {(5, True)}
 
 
 def test_m79_a_lance_that_shoots_and_fights_and_powers_that_are_no_weapon(tmp_path: Path) -> None:

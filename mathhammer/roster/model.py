@@ -96,6 +96,8 @@ class RosterUnit:
             "name": u.name, "source": u.source, "points": u.points, "attached": list(u.attached),
             "models": [{"name": m.name, "count": m.count, "T": m.toughness, "Sv": m.save, "W": m.wounds,
                         "invulnerable": m.invulnerable or u.invulnerable,
+                        "invulnerable_ranged_only": bool((m.invulnerable or u.invulnerable)
+                                                         and u.invulnerable_ranged_only),
                         "feel_no_pain": m.feel_no_pain or u.feel_no_pain,
                         "weapons": [{"name": w, "count": n} for w, n in m.loadout]} for m in u.models]}
         return out

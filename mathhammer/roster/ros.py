@@ -285,12 +285,14 @@ def _give_bearer_saves(u: _Unit, borne: list[tuple[list[dict[str, Any]], Element
     for statlines, ms, n, saves in borne:
         for name, save, bearers in saves:
             where = u.lines.of(ms) or u.line
-            if unit_save is not None and (unit_save["save"] <= save or unit_save["ranged_only"]):
-                if unit_save["save"] > save:  # a better save, but the unit's is against ranged attacks only
-                    u.notes.append(Note(where, f"{name}: the bearer's {save}+ invulnerable save is not given (the "
-                                               "unit's is against ranged attacks only)"))
-                else:
-                    modelled.add(key(name))  # the unit's save is as good
+            if unit_save is not None and unit_save["ranged_only"]:
+                # a statline's save is against what the unit's is against: the bearer's, against
+                # every attack, cannot be given beside it
+                u.notes.append(Note(where, f"{name}: the bearer's {save}+ invulnerable save is not given (the "
+                                           f"unit's {unit_save['save']}+ is against ranged attacks only)"))
+                continue
+            if unit_save is not None and unit_save["save"] <= save:
+                modelled.add(key(name))  # the unit's save is as good
                 continue
             if bearers < n:
                 u.notes.append(Note(where, f"{name}: {bearers} of {n} {ms.get('name')} bear a {save}+ invulnerable "
