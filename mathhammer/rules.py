@@ -190,7 +190,7 @@ def choose_save(*, save: int, armour_modifier: int, invulnerable: int | None,
 
 
 def not_attacking_with(carried: list[tuple[str, str]], *, pistols_beside_others: bool = False,
-                       weight: Callable[[str], float] | None = None) -> list[str]:
+                       weight: Callable[[str], Fraction] | None = None) -> list[str]:
     """What a model carries but does not attack with (the Pistol rule; one melee weapon, R-1.5),
     from its weapons in the order it carries them, each with its kind: ``pistol``, ``ranged``,
     ``melee`` or ``extra`` (a melee weapon with EXTRA ATTACKS). A model shoots its Pistols or
@@ -214,15 +214,16 @@ def dice_mean(d: DiceExpr) -> float:
     return d.count * (d.sides + 1) / 2 + d.plus
 
 
-def melee_weight(attacks: float, skill: int, strength: int, ap: int, damage: float) -> float:
+def melee_weight(attacks: float, skill: int, strength: int, ap: int, damage: float) -> Fraction:
     """The damage a melee profile does to a Space Marine (T4 Sv3+) on average, its abilities
     aside: what tells a model's best melee weapon (ruling M80). ``attacks`` and ``damage`` are
     the means of their dice; ``ap`` as printed (-2)."""
-    hit = (7 - skill) / 6
-    wound = (7 - wound_threshold(strength, 4)) / 6
+    hit = Fraction(7 - skill, 6)
+    wound = Fraction(7 - wound_threshold(strength, 4), 6)
     save = 3 - ap
-    unsaved = 1.0 if save > 6 else (save - 1) / 6
-    return attacks * hit * wound * unsaved * damage
+    unsaved = Fraction(1) if save > 6 else Fraction(save - 1, 6)
+    # exact, so that two weapons that do as much weigh the same (ties go to the first)
+    return Fraction(attacks) * hit * wound * unsaved * Fraction(damage)
 
 
 def fired_profiles(profiles: Sequence[tuple[str, bool]]) -> list[int]:

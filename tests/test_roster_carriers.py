@@ -141,7 +141,10 @@ def test_m58_a_weapon_listed_under_its_carrier_and_beside_it_counts_once(tmp_pat
 
 
 @pytest.mark.parametrize("drones", ["      1x Recon drone\n      2x Gun Drone\n",
-                                    "      2x Gun Drone\n      1x Recon drone\n"])
+                                    "      2x Gun Drone\n      1x Recon drone\n",
+                                    # the burst cannon named before its drone too, and wargear between
+                                    "      1x Drone burst cannon\n      1x Recon drone\n      1x Grav-inhibitor drone\n"
+                                    "      2x Gun Drone\n"])
 def test_m58_a_weapon_under_either_of_two_carriers_listed_together_counts_once(tmp_path: Path, lib: Library,
                                                                                drones: str) -> None:
     # the Pathfinder Shas'ui of newrecruit-gw-tau.txt (line 155), its drones in either order, then
@@ -170,6 +173,24 @@ def test_m79_a_roster_item_named_for_its_profiles_fires_them(tmp_path: Path, lib
     assert "Stikka" not in _unfired(entry)
     assert any(n.text.startswith("Stikka: fires 'Stikka (melee)' and 'Stikka (ranged)' (the model's statline does "
                                  "not carry it") for n in entry.notes)
+
+
+def test_a_roster_item_fires_the_profile_of_that_name_its_model_carries(tmp_path: Path, lib: Library) -> None:
+    # Neophyte Hybrids: the squad's "Autopistol" is BS4+; the Neophyte Leader's statline carries
+    # only BS3+ profiles named "Autopistol (...)" (profiles/genestealer-cults.json): his is one
+    text = tmp_path / "gsc.txt"
+    text.write_text("Test (65 points)\n\nGenestealer Cults\nIncursion (1000 points)\n\nBATTLELINE\n\n"
+                    "Neophyte Hybrids (65 points)\n  • 1x Neophyte Leader\n    • 1x Autopistol\n      1x Chainsword\n"
+                    "  • 9x Neophyte Hybrid w/ Hybrid Firearm\n    • 9x Hybrid firearm\n      9x Close combat weapon\n",
+                    encoding="utf-8")
+    (entry,) = load_roster(text, lib).entries
+    assert entry.unit is not None
+    (leader,) = [m for m in entry.unit.models if m.name == "Neophyte Leader"]
+    pistols = [n for n, _ in leader.loadout if n.startswith("Autopistol")]
+    assert len(pistols) == 1 and pistols[0] != "Autopistol"
+    weapon = next(w for w in entry.unit.weapons if w.name == pistols[0])
+    assert weapon.skill == 3
+    assert any(n.text.startswith("Autopistol: fires 'Autopistol (") for n in entry.notes)
 
 
 def test_m79_a_weapon_that_shoots_and_fights_in_a_roster(shared_data: Path, lib: Library) -> None:

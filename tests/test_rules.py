@@ -223,6 +223,11 @@ def test_m80_the_best_melee_weapon_is_fought_with_ties_go_to_the_first() -> None
     weights = {"ccw": 0.5, "fist": 2.0, "sword": 2.0}
     assert rules.not_attacking_with(carried, weight=weights.__getitem__) == ["ccw", "sword"]
     assert rules.not_attacking_with(carried) == ["fist", "sword"]  # without weights: the first
+    # A3 WS2+ S5 AP-2 D2 and A3 WS3+ S8 AP-2 D2 do as much (20/9): weighed exactly, the first is kept
+    sword, fist = rules.melee_weight(3, 2, 5, -2, 2), rules.melee_weight(3, 3, 8, -2, 2)
+    assert sword == fist == F(20, 9)
+    assert rules.not_attacking_with([("sword", "melee"), ("fist", "melee")],
+                                    weight={"sword": sword, "fist": fist}.__getitem__) == ["fist"]
 
 
 def test_pistol_rule_and_one_melee_weapon_with_its_extra_attacks() -> None:

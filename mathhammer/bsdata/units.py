@@ -40,6 +40,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -690,7 +691,7 @@ def _attacks_with(loadout: dict[str, int], weapons: dict[str, dict[str, Any]], o
             return "extra" if "extra attacks" in named else "melee"
         return "pistol" if "pistol" in named else "ranged"
 
-    def weight(n: str) -> float:
+    def weight(n: str) -> Fraction:
         w = weapons[n.lower()]
         a, d = dice.parse(str(w["A"])), dice.parse(str(w["D"]))
         return melee_weight(dice_mean(a), int(w["WS"]), int(w["S"]), int(w["AP"]), dice_mean(d))

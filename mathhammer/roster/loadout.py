@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from fractions import Fraction
 
 from ..model import Ability, Unit, Weapon
 from ..rules import dice_mean, melee_weight, not_attacking_with
@@ -64,7 +65,7 @@ def attacking(unit: Unit) -> tuple[Unit, list[str]]:
             return "extra" if w.has(Ability.EXTRA_ATTACKS) else "melee"
         return "pistol" if w.has(Ability.PISTOL) else "ranged"
 
-    def weight(w: Weapon) -> float:
+    def weight(w: Weapon) -> Fraction:
         return melee_weight(dice_mean(w.attacks), w.skill or 2, w.strength, w.ap, dice_mean(w.damage))
 
     for m in unit.models:

@@ -150,6 +150,15 @@ class _Weapons:
         the weapon ``named`` so (if any) and, of the weapon's other profiles, a ranged one to shoot
         and a melee one to fight with, where it has them; a note names the alternatives left."""
         family = [w for w in self.family.get(singular_key(item), []) if w not in named]
+        swapped = ""
+        if named and carried and named[0].name not in carried:
+            # the model's statline carries another profile of that name (a Neophyte Leader's BS3+
+            # "Autopistol (...)", not the squad's BS4+ "Autopistol"): its own
+            mine = next((w for w in family if w.name in carried and w.melee == named[0].melee), None)
+            if mine is not None:
+                swapped = f"{item}: fires {mine.name!r}, the profile of that name the model's statline carries"
+                family = [w for w in family if w is not mine] + named
+                named = [mine]
         own = [w for w in family if w.name in carried] or [w for w in family if " (" not in clean(w.name)]
         borrowed = not named and not own and bool(family)  # only other models' profiles ("Stikka (melee)")
         family = [*named, *(own or family)]
@@ -165,6 +174,7 @@ class _Weapons:
                 + (f" (the other profiles fire as UNIT/WEAPON: {', '.join(w.name for w in rest)})" if rest else ""))
         if not rest and not borrowed:
             note = ""
+        note = "; ".join(n for n in (swapped, note) if n)
         return [w.name for w in family if w in chosen], note
 
 
@@ -262,7 +272,8 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
                 under.remove(holder)
             else:
                 totals += [(w, n) for w in names]
-                under = []
+                if names:  # another weapon: what follows is no carrier's (wargear does not count)
+                    under = []
         named = {w for w, _ in totals}
         for item, carrier, names in repeated:  # said once: by the carrier's note below when it has one
             if not named & set(names):
