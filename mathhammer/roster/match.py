@@ -91,27 +91,24 @@ class _Weapons:
     def __init__(self, unit: Unit) -> None:
         self.exact: dict[str, list[Weapon]] = {}
         self.single: dict[str, list[Weapon]] = {}
-        self.profiles: dict[str, list[Weapon]] = {}
         self.carrier: dict[str, list[Weapon]] = {}
         #: the keys (exact and singular) that are a weapon's alias and no weapon's name: what
         #: carries a weapon ("Gun Drone", an alias the importer gives its twin pulse carbine)
         self.aliased: set[str] = set()
-        #: a weapon's name without a profile or owner suffix -> every weapon so named, in order:
-        #: the profiles one item may stand for ("Cerastus shock lance" and its "- strike")
+        #: a weapon's name without its profile (and without an owner) -> every weapon so named,
+        #: in order: the profiles one item may stand for ("Cerastus shock lance" and its "- strike")
         self.family: dict[str, list[Weapon]] = {}
         names: set[str] = set()
         for w in unit.weapons:
-            head = clean(w.name).partition(" - ")[0].partition(" (")[0]
-            self.family.setdefault(singular_key(head), []).append(w)
+            base = clean(w.name).partition(" - ")[0]
+            for k in dict.fromkeys((singular_key(base), singular_key(base.partition(" (")[0]))):
+                self.family.setdefault(k, []).append(w)
             names.update((key(w.name), singular_key(w.name)))
             for n in (w.name, *w.aliases):
                 self.exact.setdefault(key(n), []).append(w)
                 self.single.setdefault(singular_key(n), []).append(w)
                 if n is not w.name:
                     self.aliased.update((key(n), singular_key(n)))
-            base, dash, _ = clean(w.name).partition(" - ")
-            if dash:  # "Ion cannon - standard" / "- overcharge": profiles of one weapon
-                self.profiles.setdefault(singular_key(base), []).append(w)
             head, paren, tail = clean(w.name).partition(" (")
             if paren and tail.endswith(")"):  # "Twin pulse carbine (Gun Drone)": the drone's weapon
                 self.carrier.setdefault(singular_key(tail[:-1]), []).append(w)
@@ -133,7 +130,7 @@ class _Weapons:
         for table, probe in ((self.exact, k), (self.single, s)):
             if probe in table:
                 return self._with_profiles(item, [table[probe][0]], carried)
-        if s in self.profiles or s in self.family:  # "Stikka": its "Stikka (ranged)" and "Stikka (melee)"
+        if s in self.family:  # "Ion cannon": its "- standard" and "- overcharge"; "Stikka": "Stikka (melee)", ...
             return self._with_profiles(item, [], carried)
         if s in self.carrier:
             return [w.name for w in self.carrier[s]], ""
@@ -169,12 +166,14 @@ class _Weapons:
         chosen = [family[i] for i in fired_profiles([(w.name, w.melee) for w in family])]
         chosen += [w for w in named if w not in chosen]
         rest = [w for w in family if w not in chosen and (borrowed or " (" not in clean(w.name))]
-        note = (f"{item}: fires {' and '.join(repr(w.name) for w in chosen)}"
-                + (" (the model's statline does not carry it; the unit's profiles of that name)" if borrowed else "")
-                + (f" (the other profiles fire as UNIT/WEAPON: {', '.join(w.name for w in rest)})" if rest else ""))
-        if not rest and not borrowed:
-            note = ""
-        note = "; ".join(n for n in (swapped, note) if n)
+        said = [swapped] if swapped else []
+        if rest or borrowed:  # a choice was made: say which, and what else there is
+            said.append(f"{item}: fires {' and '.join(repr(w.name) for w in chosen)}"
+                        + (" (the model's statline does not carry it; the unit's profiles of that name)"
+                           if borrowed else "")
+                        + (f" (the other profiles fire as UNIT/WEAPON: {', '.join(w.name for w in rest)})"
+                           if rest else ""))
+        note = "; ".join(said)
         return [w.name for w in family if w in chosen], note
 
 

@@ -279,8 +279,8 @@ def _give_bearer_saves(u: _Unit, borne: list[tuple[list[dict[str, Any]], Element
                        unit_save: dict[str, Any] | None) -> set[str]:
     """Give each model group whose every model bears an invulnerable save (``borne``: its
     statlines, its selection, its number of models and what it bears) that save, where it is
-    better than the unit's; a note where only some of the group bear it. Returns the keys of
-    the abilities so modelled."""
+    better than the unit's; a note where only some of the group bear it, or where the unit's
+    save is against ranged attacks only. Returns the keys of the abilities so modelled."""
     modelled: set[str] = set()
     for statlines, ms, n, saves in borne:
         for name, save, bearers in saves:
