@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
+from fractions import Fraction
 
 from .errors import MatchupError, ProfileError
 from .limits import (
@@ -78,6 +79,11 @@ class DiceExpr:
     def is_fixed(self) -> bool:
         """True for a plain number such as ``2``."""
         return self.count == 0
+
+    @property
+    def mean(self) -> Fraction:
+        """Its average roll: ``D6+2`` 11/2, ``D3`` 2 (R-0.6)."""
+        return Fraction(self.count * (self.sides + 1), 2) + self.plus
 
     @property
     def minimum(self) -> int:

@@ -14,7 +14,6 @@ from fractions import Fraction
 from .model import DiceExpr, RerollPolicy
 
 __all__ = [
-    "dice_mean",
     "fired_profiles",
     "melee_weight",
     "not_attacking_with",
@@ -209,21 +208,15 @@ def not_attacking_with(carried: list[tuple[str, str]], *, pistols_beside_others:
     return left + [name for name in melee if name not in kept]
 
 
-def dice_mean(d: DiceExpr) -> float:
-    """The mean of a dice expression: ``D6+2`` 5.5, ``D3`` 2 (R-0.6)."""
-    return d.count * (d.sides + 1) / 2 + d.plus
-
-
-def melee_weight(attacks: float, skill: int, strength: int, ap: int, damage: float) -> Fraction:
+def melee_weight(attacks: DiceExpr, skill: int, strength: int, ap: int, damage: DiceExpr) -> Fraction:
     """The damage a melee profile does to a Space Marine (T4 Sv3+) on average, its abilities
-    aside: what tells a model's best melee weapon (ruling M80). ``attacks`` and ``damage`` are
-    the means of their dice; ``ap`` as printed (-2)."""
+    aside: what tells a model's best melee weapon (ruling M80). ``ap`` as printed (-2). Exact,
+    so that two weapons that do as much weigh the same (ties go to the first)."""
     hit = Fraction(7 - skill, 6)
     wound = Fraction(7 - wound_threshold(strength, 4), 6)
     save = 3 - ap
     unsaved = Fraction(1) if save > 6 else Fraction(save - 1, 6)
-    # exact, so that two weapons that do as much weigh the same (ties go to the first)
-    return Fraction(attacks) * hit * wound * unsaved * Fraction(damage)
+    return attacks.mean * hit * wound * unsaved * damage.mean
 
 
 def fired_profiles(profiles: Sequence[tuple[str, bool]]) -> list[int]:

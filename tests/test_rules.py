@@ -206,16 +206,18 @@ def test_m79_a_weapon_shoots_with_its_first_ranged_profile_and_fights_with_its_s
 
 
 def test_m80_melee_weight_is_the_mean_damage_to_a_space_marine() -> None:
+    d = parse_dice
     # a power fist A3 WS3+ S8 AP-2 D2 against T4 Sv3+: hits 4/6, wounds on 2+ (S8 = 2 x T4) 5/6,
     # saves on 5+ (fails 4/6), 2 damage each
-    assert rules.melee_weight(3, 3, 8, -2, 2) == pytest.approx(float(3 * F(4, 6) * F(5, 6) * F(4, 6) * 2))
+    assert rules.melee_weight(d("3"), 3, 8, -2, d("2")) == 3 * F(4, 6) * F(5, 6) * F(4, 6) * 2
     # a chainsword A4 WS3+ S4 AP-1 D1: wounds on 4+, saves on 4+
-    assert rules.melee_weight(4, 3, 4, -1, 1) == pytest.approx(float(4 * F(4, 6) * F(3, 6) * F(3, 6)))
+    assert rules.melee_weight(d("4"), 3, 4, -1, d("1")) == 4 * F(4, 6) * F(3, 6) * F(3, 6)
     # AP-4 leaves no save (7+); S2 wounds T4 on 6+; AP0 fails a 3+ save on 1-2
-    assert rules.melee_weight(1, 2, 2, -4, 1) == pytest.approx(float(F(5, 6) * F(1, 6)))
-    assert rules.melee_weight(1, 2, 4, 0, 1) == pytest.approx(float(F(5, 6) * F(3, 6) * F(2, 6)))
-    assert rules.dice_mean(parse_dice("D6+2")) == 5.5 and rules.dice_mean(parse_dice("2D3")) == 4
-    assert rules.dice_mean(parse_dice("3")) == 3
+    assert rules.melee_weight(d("1"), 2, 2, -4, d("1")) == F(5, 6) * F(1, 6)
+    assert rules.melee_weight(d("1"), 2, 4, 0, d("1")) == F(5, 6) * F(3, 6) * F(2, 6)
+    # dice by their means: A D6+2 (11/2), D D3 (2, R-0.6)
+    assert rules.melee_weight(d("D6+2"), 2, 4, 0, d("D3")) == F(11, 2) * F(5, 6) * F(3, 6) * F(2, 6) * 2
+    assert (d("D6+2").mean, d("2D3").mean, d("3").mean, d("D6").mean) == (F(11, 2), 4, 3, F(7, 2))
 
 
 def test_m80_the_best_melee_weapon_is_fought_with_ties_go_to_the_first() -> None:
@@ -224,7 +226,8 @@ def test_m80_the_best_melee_weapon_is_fought_with_ties_go_to_the_first() -> None
     assert rules.not_attacking_with(carried, weight=weights.__getitem__) == ["ccw", "sword"]
     assert rules.not_attacking_with(carried) == ["fist", "sword"]  # without weights: the first
     # A3 WS2+ S5 AP-2 D2 and A3 WS3+ S8 AP-2 D2 do as much (20/9): weighed exactly, the first is kept
-    sword, fist = rules.melee_weight(3, 2, 5, -2, 2), rules.melee_weight(3, 3, 8, -2, 2)
+    sword = rules.melee_weight(parse_dice("3"), 2, 5, -2, parse_dice("2"))
+    fist = rules.melee_weight(parse_dice("3"), 3, 8, -2, parse_dice("2"))
     assert sword == fist == F(20, 9)
     assert rules.not_attacking_with([("sword", "melee"), ("fist", "melee")],
                                     weight={"sword": sword, "fist": fist}.__getitem__) == ["fist"]

@@ -46,7 +46,7 @@ from typing import Any
 
 from .. import dice
 from ..errors import ProfileError
-from ..rules import dice_mean, fired_profiles, melee_weight, not_attacking_with
+from ..rules import fired_profiles, melee_weight, not_attacking_with
 from .catalogue import Catalogue, Index
 from .convert import DAMAGE_TEXT, MELEE, RANGED, UNIT, characteristics, defences, statline_dict, unit_rule, weapon_dict
 
@@ -693,8 +693,7 @@ def _attacks_with(loadout: dict[str, int], weapons: dict[str, dict[str, Any]], o
 
     def weight(n: str) -> Fraction:
         w = weapons[n.lower()]
-        a, d = dice.parse(str(w["A"])), dice.parse(str(w["D"]))
-        return melee_weight(dice_mean(a), int(w["WS"]), int(w["S"]), int(w["AP"]), dice_mean(d))
+        return melee_weight(dice.parse(str(w["A"])), int(w["WS"]), int(w["S"]), int(w["AP"]), dice.parse(str(w["D"])))
 
     drop = set(not_attacking_with([(n, kind(n)) for n in loadout], pistols_beside_others=pistols_beside_others,
                                   weight=weight))

@@ -15,7 +15,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from ..model import Ability, Unit, Weapon
-from ..rules import dice_mean, melee_weight, not_attacking_with
+from ..rules import melee_weight, not_attacking_with
 
 __all__ = ["attacking", "spread"]
 
@@ -66,7 +66,7 @@ def attacking(unit: Unit) -> tuple[Unit, list[str]]:
         return "pistol" if w.has(Ability.PISTOL) else "ranged"
 
     def weight(w: Weapon) -> Fraction:
-        return melee_weight(dice_mean(w.attacks), w.skill or 2, w.strength, w.ap, dice_mean(w.damage))
+        return melee_weight(w.attacks, w.skill or 2, w.strength, w.ap, w.damage)
 
     for m in unit.models:
         left = not_attacking_with([(n, kind(weapons[n])) for n, _ in m.loadout if n in weapons],
