@@ -192,10 +192,15 @@ DAMAGE_TEXT = re.compile(r"Each time an attack is allocated to (?:this model|thi
 _BEARER_INV = re.compile(r"(?:the bearer|this model) has an? ([2-6])\+ invulnerable save\.?", re.IGNORECASE)
 
 
+def _plain(text: str) -> str:
+    """An ability's text as the patterns read it: non-breaking spaces and runs of white space as one space."""
+    return " ".join(text.replace("\xa0", " ").split())
+
+
 def bearer_invulnerable(text: str) -> int | None:
     """The save of a wargear ability whose whole text gives its bearer an invulnerable save
     ("The bearer has a 4+ invulnerable save.": a Weavefield crest), else None."""
-    m = _BEARER_INV.fullmatch(" ".join(text.replace("\xa0", " ").split()))
+    m = _BEARER_INV.fullmatch(_plain(text))
     return int(m[1]) if m else None
 
 
@@ -203,9 +208,8 @@ def states_a_defence(name: str, text: str) -> bool:
     """Whether :func:`defences` reads the ability (name, description) as a Feel No Pain or a
     damage reduction (so it is modelled, not listed as unmodelled). Invulnerable saves are
     named so and told apart by the caller."""
-    name = " ".join(name.split())
-    text = " ".join(text.replace("\xa0", " ").split())
-    return bool(_FNP_NAME.fullmatch(name) or _FNP_TEXT.fullmatch(text) or DAMAGE_TEXT.fullmatch(text))
+    text = _plain(text)
+    return bool(_FNP_NAME.fullmatch(_plain(name)) or _FNP_TEXT.fullmatch(text) or DAMAGE_TEXT.fullmatch(text))
 
 
 def defences(abilities: Iterable[tuple[str, str]]) -> dict[str, Any]:
@@ -233,8 +237,7 @@ def defences(abilities: Iterable[tuple[str, str]]) -> dict[str, Any]:
     fnps: list[int] = []
     reduce = halve = False
     for name, text in abilities:
-        name = " ".join(name.split())
-        text = " ".join(text.replace("\xa0", " ").split())
+        name, text = _plain(name), _plain(text)
         if _INV_NAME.match(name):
             saves = [int(m[1]) for rx in _INV_TEXT for m in rx.finditer(text)]
             in_name = _INV_IN_NAME.search(name)

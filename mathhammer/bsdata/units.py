@@ -48,7 +48,17 @@ from .. import dice
 from ..errors import ProfileError
 from ..rules import fired_profiles, melee_weight, not_attacking_with
 from .catalogue import Catalogue, Index
-from .convert import DAMAGE_TEXT, MELEE, RANGED, UNIT, characteristics, defences, statline_dict, unit_rule, weapon_dict
+from .convert import (
+    MELEE,
+    RANGED,
+    UNIT,
+    characteristics,
+    defences,
+    states_a_defence,
+    statline_dict,
+    unit_rule,
+    weapon_dict,
+)
 
 __all__ = ["Problem", "UnitResult", "read_unit"]
 
@@ -599,8 +609,8 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     rules: list[str] = []
     for aname, text in abilities:
         low = aname.lower()
-        if DAMAGE_TEXT.fullmatch(" ".join(text.replace("\xa0", " ").split())):
-            continue  # read by defences(): damage_reduction / HALF DAMAGE
+        if states_a_defence(aname, text):
+            continue  # read by defences(): feel_no_pain, damage_reduction / HALF DAMAGE
         m = _DEADLY_DEMISE.match(aname)
         if m and "deadly_demise" not in data:
             data["deadly_demise"] = m[1].upper()
