@@ -162,9 +162,9 @@ class _Weapons:
         if not family:
             return [], ""
         kinds = {w.melee for w in named}
-        family = [w for w in family if w in named or w.melee not in kinds]  # named: its kind is decided
+        # the named profile is the only one of its kind left, so it is chosen
+        family = [w for w in family if w in named or w.melee not in kinds]
         chosen = [family[i] for i in fired_profiles([(w.name, w.melee) for w in family])]
-        chosen += [w for w in named if w not in chosen]
         rest = [w for w in family if w not in chosen and (borrowed or " (" not in clean(w.name))]
         said = [swapped] if swapped else []
         if rest or borrowed:  # a choice was made: say which, and what else there is
