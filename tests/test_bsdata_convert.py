@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mathhammer.bsdata.convert import defences, statline_dict, weapon_dict
+from mathhammer.bsdata.convert import bearer_defences, defences, statline_dict, weapon_dict
 from mathhammer.errors import ProfileError
 from mathhammer.notation import parse_ability
 
@@ -97,3 +97,26 @@ def test_statline() -> None:
 ])
 def test_defences(abilities: list[tuple[str, str]], expected: dict[str, object]) -> None:
     assert defences(abilities) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The bearer has a 4+ invulnerable save.", {"invulnerable": 4}),                       # Weavefield crest
+    ("The bearer has a Wounds characteristic of 4.", {"W": 4}),                            # Storm shield
+    ("Add 1 to the bearer\u2019s Wounds characteristic.", {"W+": 1}),                       # Shield Drone
+    ("Add 2 to the bearer's Wounds characteristic.", {"W+": 2}),                           # Ironskein
+    ("The bearer has the Feel\xa0No Pain 5+ ability.", {"feel_no_pain": 5}),
+    ("**^^Orks^^** model only. The bearer has the Feel No Pain 4+ ability.", {"feel_no_pain": 4}),
+    ("CHAOS LORD model only. Add 1 to the bearer\u2019s Wounds characteristic and the bearer has the Feel No Pain 5+ "
+     "ability.", {"W+": 1, "feel_no_pain": 5}),                                             # Living Carapace
+    # a condition, another characteristic, a second rule, or the same thing twice: kept as text
+    ("The bearer has the Feel No Pain 3+ ability against Psychic Attacks.", None),
+    ("Add 2 to the bearer's Toughness and Wounds characteristics, and the bearer has a 4+ invulnerable save.", None),
+    ("The bearer has a 4+ invulnerable save and each time an attack is allocated to the bearer, subtract 1 from the "
+     "Damage characteristic of that attack.", None),
+    ("BATTLESUIT model only. The bearer has a Save characteristic of 2+ and the Feel No Pain 5+ ability.", None),
+    ("The bearer has a 4+ invulnerable save and the bearer has a 5+ invulnerable save.", None),
+    ("Models in the bearer's unit have the Feel No Pain 6+ ability.", None),
+    ("CHAOS LORD model only.", None),
+])
+def test_bearer_defences(text: str, expected: dict[str, int] | None) -> None:
+    assert bearer_defences(text) == expected

@@ -4,6 +4,7 @@ points, enhancements; bad files. Expected values are read by hand from the XML."
 from __future__ import annotations
 
 import zipfile
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -310,6 +311,82 @@ def test_a_bearers_invulnerable_save_goes_to_its_model_group_or_a_note_says_why_
         (unit,) = [u["unit"] for u in load_roster(_write(tmp_path, f"j-{kind}.ros", ranged)).to_dict()["units"]
                    if u["name"] == "Test Squad"]
         assert {(m["invulnerable"], m["invulnerable_ranged_only"]) for m in unit["models"]} == {(5, True)}
+
+
+def _bearing(text: str, description: str, sergeant: int = 1, troopers: int = 4) -> str:
+    """ROS with wargear of that description under the Sergeant (``sergeant`` of them) and the
+    Troopers (``troopers`` of them)."""
+    gear = ('<selection id="g-{0}" name="Gear" number="{1}" type="upgrade"><profiles><profile name="Gear" '
+            f'typeName="Abilities">{_chars(Description=description)}</profile></profiles></selection>')
+    text = text.replace('<selection id="w-4" name="Blade"', gear.format(1, sergeant) + '<selection id="w-4" name="Blade"')
+    return text.replace('<selection id="w-2" name="Big gun"', gear.format(2, troopers) +
+                        '<selection id="w-2" name="Big gun"')
+
+
+@pytest.mark.parametrize(("description", "wounds", "fnp"), [
+    ("The bearer has a Wounds characteristic of 4.", 4, None),           # a Storm shield
+    ("Add 1 to the bearer\u2019s Wounds characteristic.", 3, None),       # a Shield Drone (W2 + 1)
+    ("The bearer has the Feel No Pain 5+ ability.", 2, 5),
+    ("CHAOS LORD model only. Add 1 to the bearer's Wounds characteristic and the bearer has the Feel No Pain 5+ "
+     "ability.", 3, 5),                                                   # a Living Carapace
+])
+def test_wargear_that_raises_its_bearers_wounds_or_gives_feel_no_pain(tmp_path: Path, description: str, wounds: int,
+                                                                       fnp: int | None) -> None:
+    squad = load_roster(_write(tmp_path, "g.ros", _bearing(ROS, description))).entries[0]
+    assert squad.unit is not None
+    assert {(m.name, m.wounds, m.feel_no_pain) for m in squad.unit.models} == {("Trooper", wounds, fnp),
+                                                                               ("Sergeant", wounds, fnp)}
+    assert "Gear" not in squad.unit.unmodelled and not [n for n in squad.notes if "Gear" in n.text]
+    # only one of the four Troopers bears it: which one is not said, so nobody gets it
+    squad = load_roster(_write(tmp_path, "p.ros", _bearing(ROS, description, troopers=1))).entries[0]
+    assert squad.unit is not None
+    assert {(m.name, m.wounds, m.feel_no_pain) for m in squad.unit.models} == {("Trooper", 2, None),
+                                                                               ("Sergeant", wounds, fnp)}
+    assert any(n.text.startswith("Gear: 1 of 4 Trooper bear ") and n.text.endswith(
+        ", not given (the roster does not say which models)") for n in squad.notes)
+
+
+@pytest.mark.parametrize("description", [
+    "The bearer has the Feel No Pain 3+ ability against Psychic Attacks.",   # a condition
+    "Add 2 to the bearer's Toughness and Wounds characteristics, and the bearer has a 4+ invulnerable save.",
+    "The bearer has a Save characteristic of 2+ and the Feel No Pain 5+ ability.",  # a save it cannot hold
+])
+def test_wargear_that_says_more_than_it_models_is_kept_as_text(tmp_path: Path, description: str) -> None:
+    squad = load_roster(_write(tmp_path, "g.ros", _bearing(ROS, description))).entries[0]
+    assert squad.unit is not None and "Gear" in squad.unit.unmodelled
+    assert {(m.wounds, m.feel_no_pain) for m in squad.unit.models} == {(2, None)}
+
+
+def test_a_feel_no_pain_no_better_than_the_units_adds_nothing(tmp_path: Path) -> None:
+    unit_fnp = ROS.replace('<profile name="Odd Trick" typeName="Abilities">',
+                           f'<profile name="Tough" typeName="Abilities">'
+                           f'{_chars(Description="Models in this unit have the Feel No Pain 5+ ability.")}</profile>'
+                           '<profile name="Odd Trick" typeName="Abilities">')
+    for given, model_fnp in (("6+", None), ("5+", None), ("4+", 4)):
+        squad = load_roster(_write(tmp_path, "f.ros", _bearing(unit_fnp, f"The bearer has the Feel No Pain {given} "
+                                                                        "ability."))).entries[0]
+        assert squad.unit is not None and squad.unit.feel_no_pain == 5
+        assert {m.feel_no_pain for m in squad.unit.models} == {model_fnp}, given
+        assert "Gear" not in squad.unit.unmodelled
+
+
+def test_a_shield_drones_wound_counts_when_its_bearer_is_shot(tmp_path: Path) -> None:
+    """One attack A1 BS2+ S20 AP-5 D4 at a lone W4 model: hits 5/6, wounds 5/6 (S20 >= 2 x T5),
+    no save (Sv2+ worsened to 7+), and 4 damage kills it: 25/36. With a Shield Drone (W5) it
+    never dies, and the damage is still 4 x 25/36."""
+    from mathhammer import api
+
+    boss = ROS.replace('<characteristic name="W">5</characteristic>', '<characteristic name="W">4</characteristic>')
+    assert boss != ROS
+    drone = ('<selection id="d-1" name="Shield Drone" number="1" type="upgrade"><profiles><profile name="Shield Drone" '
+             f'typeName="Abilities">{_chars(Description="Add 1 to the bearer’s Wounds characteristic.")}</profile>'
+             '</profiles></selection>')
+    for text, killed in ((boss, Fraction(25, 36)), (boss.replace('<selection id="wl"', drone + '<selection id="wl"'), 0)):
+        path = _write(tmp_path, "b.ros", text)
+        lib = api.with_rosters(api.library(use_env=False), [path])
+        result = api.run(["A1 BS2+ S20 AP-5 D4"], "boss", method="exact", lib=lib)
+        assert result.damage.mean() == pytest.approx(float(4 * Fraction(25, 36)))
+        assert result.models_destroyed.mean() == pytest.approx(float(killed))
 
 
 def test_m79_a_lance_that_shoots_and_fights_and_powers_that_are_no_weapon(tmp_path: Path) -> None:

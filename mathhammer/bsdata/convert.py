@@ -189,7 +189,17 @@ DAMAGE_TEXT = re.compile(r"Each time an attack is allocated to (?:this model|thi
                           r"Damage characteristic)\.?", re.IGNORECASE)
 
 
-_BEARER_INV = re.compile(r"(?:the bearer|this model) has an? ([2-6])\+ invulnerable save\.?", re.IGNORECASE)
+#: What wargear (or an enhancement) may give its bearer, clause by clause: an invulnerable save, a
+#: Feel No Pain, a Wounds characteristic set or added to ("Storm shield", "Shield Drone").
+_BEARER_CLAUSES = (
+    ("invulnerable", re.compile(r"(?:the bearer|this model) has an? ([2-6])\+ invulnerable save", re.IGNORECASE)),
+    ("feel_no_pain", re.compile(r"(?:the bearer|this model) has the feel no pain ([2-6])\+ ability", re.IGNORECASE)),
+    ("W", re.compile(r"(?:the bearer|this model) has a wounds characteristic of ([1-9][0-9]?)", re.IGNORECASE)),
+    ("W+", re.compile(r"add ([1-9]) to the bearer['\u2019]s wounds characteristic", re.IGNORECASE)),
+)
+#: The keywords a piece of wargear is restricted to, as a first sentence ("**^^Orks^^** model only."):
+#: a roster's bearer already is one.
+_ONLY_FOR = re.compile(r"[^.]{1,80}? model only\.\s*", re.IGNORECASE)
 
 
 def _plain(text: str) -> str:
@@ -197,11 +207,26 @@ def _plain(text: str) -> str:
     return " ".join(text.replace("\xa0", " ").split())
 
 
-def bearer_invulnerable(text: str) -> int | None:
-    """The save of a wargear ability whose whole text gives its bearer an invulnerable save
-    ("The bearer has a 4+ invulnerable save.": a Weavefield crest), else None."""
-    m = _BEARER_INV.fullmatch(_plain(text))
-    return int(m[1]) if m else None
+def bearer_defences(text: str) -> dict[str, int] | None:
+    """What a wargear ability whose whole text gives its bearer defences gives it, else None:
+    ``invulnerable`` ("The bearer has a 4+ invulnerable save.": a Weavefield crest),
+    ``feel_no_pain`` ("The bearer has the Feel No Pain 5+ ability."), ``W`` ("The bearer has a
+    Wounds characteristic of 4.": a Storm shield) and ``W+`` ("Add 1 to the bearer's Wounds
+    characteristic.": a Shield Drone), one or several joined by "and" ("Add 1 to the bearer's
+    Wounds characteristic and the bearer has the Feel No Pain 5+ ability."), after an optional
+    first sentence naming the models that may take it ("CHAOS LORD model only."). A text that
+    says anything else (a condition, another characteristic) gives None: kept as text."""
+    text = _plain(text).rstrip(".")
+    only = _ONLY_FOR.match(text)
+    if only and only.end() < len(text):
+        text = text[only.end():]
+    out: dict[str, int] = {}
+    for clause in re.split(r",? and (?=the bearer|this model|add )", text, flags=re.IGNORECASE):
+        found = next(((kind, m) for kind, rx in _BEARER_CLAUSES if (m := rx.fullmatch(clause))), None)
+        if found is None or found[0] in out:
+            return None
+        out[found[0]] = int(found[1][1])
+    return out or None
 
 
 def states_a_defence(name: str, text: str) -> bool:

@@ -262,44 +262,61 @@ class _Unit:
                                                                     "not fired"))
 
 
-def _bearer_saves(model: Element, u: _Unit) -> list[tuple[str, int, int]]:
-    """(ability, save, bearers) of the wargear under a model selection that gives its bearer an
-    invulnerable save (a Weavefield crest), ``bearers`` the selection's number."""
+def _bearer_defences(model: Element, u: _Unit) -> list[tuple[str, dict[str, int], int]]:
+    """(ability, defences, bearers) of the wargear under a model selection that gives its bearer
+    defences (:func:`convert.bearer_defences`: a Weavefield crest, a Storm shield, a Shield
+    Drone), ``bearers`` the selection's number."""
     out = []
     for s in _walk(model):
         for p in _profiles(s):
             if p.get("typeName") == "Abilities":
-                save = convert.bearer_invulnerable(convert.characteristics(p).get("Description", ""))
-                if save is not None:
-                    out.append((clean(p.get("name", "")), save, _number(s, u.file, u.lines)))
+                given = convert.bearer_defences(convert.characteristics(p).get("Description", ""))
+                if given is not None:
+                    out.append((clean(p.get("name", "")), given, _number(s, u.file, u.lines)))
     return out
 
 
-def _give_bearer_saves(u: _Unit, borne: list[tuple[list[dict[str, Any]], Element, int, list[tuple[str, int, int]]]],
-                       unit_save: dict[str, Any] | None) -> set[str]:
-    """Give each model group whose every model bears an invulnerable save (``borne``: its
-    statlines, its selection, its number of models and what it bears) that save, where it is
-    better than the unit's; a note where only some of the group bear it, or where the unit's
-    save is against ranged attacks only. Returns the keys of the abilities so modelled."""
+def _borne(given: dict[str, int]) -> str:
+    """What :func:`convert.bearer_defences` gives, in words ("a 4+ invulnerable save and +1 Wounds")."""
+    words = {"invulnerable": "a {}+ invulnerable save", "feel_no_pain": "Feel No Pain {}+",
+             "W": "a Wounds characteristic of {}", "W+": "+{} Wounds"}
+    return " and ".join(words[k].format(v) for k, v in given.items())
+
+
+def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Element, int,
+                                                      list[tuple[str, dict[str, int], int]]]],
+                          unit: dict[str, Any]) -> set[str]:
+    """Give each model group whose every model bears wargear that gives defences (``borne``: its
+    statlines, its selection, its number of models and what it bears) those defences: an
+    invulnerable save or Feel No Pain where better than the unit's (``unit``: its profile so far),
+    a Wounds characteristic set, then added to (R-0.2). A note where only some of the group bear
+    it, or where the unit's invulnerable save is against ranged attacks only (a statline's save
+    is against what the unit's is against: the bearer's, against every attack, cannot be given
+    beside it). Returns the keys of the abilities so modelled."""
     modelled: set[str] = set()
-    for statlines, ms, n, saves in borne:
-        for name, save, bearers in saves:
+    unit_save, unit_fnp = unit.get("invulnerable"), unit.get("feel_no_pain", 7)
+    for statlines, ms, n, given_by in borne:
+        for name, given, bearers in given_by:
             where = u.lines.of(ms) or u.line
-            if unit_save is not None and unit_save["ranged_only"]:
-                # a statline's save is against what the unit's is against: the bearer's, against
-                # every attack, cannot be given beside it
+            if bearers < n:
+                u.notes.append(Note(where, f"{name}: {bearers} of {n} {ms.get('name')} bear {_borne(given)}, not "
+                                           "given (the roster does not say which models)"))
+                continue
+            save = given.get("invulnerable")
+            if save is not None and unit_save is not None and unit_save["ranged_only"]:
                 u.notes.append(Note(where, f"{name}: the bearer's {save}+ invulnerable save is not given (the "
                                            f"unit's {unit_save['save']}+ is against ranged attacks only)"))
-                continue
-            if unit_save is not None and unit_save["save"] <= save:
-                modelled.add(key(name))  # the unit's save is as good
-                continue
-            if bearers < n:
-                u.notes.append(Note(where, f"{name}: {bearers} of {n} {ms.get('name')} bear a {save}+ invulnerable "
-                                           "save, not given (the roster does not say which models)"))
-                continue
+                if len(given) == 1:
+                    continue
+            elif save is not None and (unit_save is None or save < unit_save["save"]):
+                for m in statlines:
+                    m["invulnerable"] = min(save, m.get("invulnerable", 7))
+            fnp = given.get("feel_no_pain")
+            if fnp is not None and fnp < unit_fnp:
+                for m in statlines:
+                    m["feel_no_pain"] = min(fnp, m.get("feel_no_pain", 7))
             for m in statlines:
-                m["invulnerable"] = min(save, m.get("invulnerable", 7))
+                m["W"] = given.get("W", m["W"]) + given.get("W+", 0)
             modelled.add(key(name))
     return modelled
 
@@ -366,7 +383,7 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
            keywords: list[str], every: list[Element]) -> Unit | None:
     """The engine's unit, through the profile schema (so it is checked as any profile is)."""
     models: list[dict[str, Any]] = []
-    borne: list[tuple[list[dict[str, Any]], Element, int, list[tuple[str, int, int]]]] = []
+    borne: list[tuple[list[dict[str, Any]], Element, int, list[tuple[str, dict[str, int], int]]]] = []
     for ms, prof, n, carried in groups:
         try:
             stats = convert.statline_dict(clean(prof.get("name", "")), convert.characteristics(prof))
@@ -376,7 +393,7 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
         mine = [{**stats, "name": clean(ms.get("name", "")), "count": k,
                  "weapons": [{"name": w, "count": c} for w, c in loadout]} for k, loadout in spread(n, carried)]
         models += mine
-        bearer = _bearer_saves(ms, u)
+        bearer = _bearer_defences(ms, u)
         if bearer:
             borne.append((mine, ms, n, bearer))
     abilities = [(clean(p.get("name", "")), convert.characteristics(p).get("Description", ""))
@@ -389,7 +406,7 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
     if any(key(n) == "stealth" for n, _ in rules + abilities):
         data["abilities"] = ["STEALTH"]
     modelled = {"stealth"} | ({"invulnerable save"} if "invulnerable" in data else set())
-    modelled |= _give_bearer_saves(u, borne, data.get("invulnerable"))
+    modelled |= _give_bearer_defences(u, borne, data)
     named: list[str] = []
     for aname, _ in abilities + rules:  # "Firing Deck 2", "For the Greater Good": as the importer reads them
         read = convert.unit_rule(aname)
