@@ -237,3 +237,21 @@ def test_m57_tidewall_firing_decks(snapshot: Imported) -> None:
     decks = {name: _unit(snapshot, "T'au Empire", name).get("firing_deck")
              for name in ("Tidewall Shieldline", "Tidewall Droneport", "Tidewall Gunrig")}
     assert decks == {"Tidewall Shieldline": 20, "Tidewall Droneport": 11, "Tidewall Gunrig": 11}
+
+
+def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> None:
+    # imperium-astra-militarum-library.cat line 1550: model "Bullgryn" (Unit profile W3) with the
+    # group "Slabshield" (min 1, max 1, default entryLink 5f35-c9de-9747-2529 -> be30-b742-ec15-1066,
+    # line 15993: "The bearer has a Wounds characteristic of 4.")
+    bullgryn = _unit(snapshot, "Astra Militarum", "Bullgryn Squad")
+    assert {m["name"]: m["W"] for m in bullgryn["models"]} == {"Bullgryn": 4, "Bullgryn Bone 'ead": 4}
+    # leagues-of-votann.cat line 1580: the Einhyr Champion's group "Crest" (min 1, default
+    # b0eb-9aa0-5029-db9d "Weavefield crest", line 1590: "The bearer has a 4+ invulnerable save.");
+    # the unit has no invulnerable save of its own
+    champion = _unit(snapshot, "Leagues of Votann", "Einhyr Champion")
+    assert "invulnerable" not in champion and champion["models"][0]["invulnerable"] == 4
+    assert champion["models"][0]["W"] == 5
+    # imperium-space-wolves.cat line 9695: the Wolf Guard Battle Leader (W5) takes a Storm Shield
+    # by default, line 9833: "The bearer has a Wounds characteristic of 6"
+    leader = _unit(snapshot, "Space Wolves", "Wolf Guard Battle Leader")
+    assert leader["models"][0]["W"] == 6

@@ -229,6 +229,28 @@ def bearer_defences(text: str) -> dict[str, int] | None:
     return out or None
 
 
+def give_bearer(statline: dict[str, Any], given: dict[str, int], unit: dict[str, Any]) -> str | None:
+    """Give a statline (a profile-schema dict) what :func:`bearer_defences` read for wargear its
+    every model carries: a Wounds characteristic set, then added to (R-0.2); an invulnerable
+    save or Feel No Pain where better than the unit's (``unit``: the unit's profile dict, its
+    ``invulnerable`` and ``feel_no_pain``). Returns why an invulnerable save is not given (the
+    unit's is against ranged attacks only: a statline's save is against what the unit's is
+    against, so one against every attack cannot stand beside it), else None."""
+    why = None
+    save, unit_save = given.get("invulnerable"), unit.get("invulnerable")
+    if save is not None and unit_save is not None and unit_save["ranged_only"]:
+        why = (f"the bearer's {save}+ invulnerable save is not given (the unit's {unit_save['save']}+ is against "
+               "ranged attacks only)")
+    elif save is not None and (unit_save is None or save < unit_save["save"]):
+        statline["invulnerable"] = min(save, statline.get("invulnerable", 7))
+    fnp = given.get("feel_no_pain")
+    if fnp is not None and fnp < unit.get("feel_no_pain", 7):
+        statline["feel_no_pain"] = min(fnp, statline.get("feel_no_pain", 7))
+    if "W" in given or "W+" in given:
+        statline["W"] = given.get("W", statline["W"]) + given.get("W+", 0)
+    return why
+
+
 def states_a_defence(name: str, text: str) -> bool:
     """Whether :func:`defences` reads the ability (name, description) as a Feel No Pain or a
     damage reduction (so it is modelled, not listed as unmodelled). Invulnerable saves are

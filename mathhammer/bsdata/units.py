@@ -26,6 +26,9 @@ How a catalogue's entry is read (see docs/import.md for the why of each choice):
   once ("Gun Drone" -> its twin pulse carbine) gives its one weapon an alias of its name, so a
   roster line naming the drone fires the weapon (ruling M58; :func:`.build.import_files` drops
   an alias that would name different profiles).
+- **Bearer defences**: an upgrade a model takes by default whose text gives its bearer an
+  invulnerable save, Feel No Pain or Wounds (:func:`.convert.bearer_defences`: a Slabshield's
+  "Wounds characteristic of 4") changes that statline (:func:`.convert.give_bearer`, ruling M81).
 - **Named abilities**: ``Firing Deck N`` -> ``firing_deck``, "For the Greater Good" -> ``rules``
   (ruling M57).
 - **Points**: the entry's ``pts`` cost is the smallest size's; a ``set`` modifier of the cost
@@ -52,8 +55,10 @@ from .convert import (
     MELEE,
     RANGED,
     UNIT,
+    bearer_defences,
     characteristics,
     defences,
+    give_bearer,
     states_a_defence,
     statline_dict,
     unit_rule,
@@ -150,6 +155,9 @@ class _Gear:
     #: the profile a loadout takes, "" for others
     items: list[tuple[ET.Element, int, str, str]] = field(default_factory=list)
     guessed: list[str] = field(default_factory=list)
+    #: (ability, what it gives, count chosen by default) of the wargear that gives its bearer
+    #: defences (:func:`.convert.bearer_defences`: a Storm shield, a Weavefield crest)
+    defences: list[tuple[str, dict[str, int], int]] = field(default_factory=list)
 
 
 class _Walker:
@@ -259,6 +267,14 @@ class _Walker:
             # the carrier names the first (a "Gun Drone" is its twin pulse carbine's alias)
             acc.items.append((p, count if i in chosen else 0, owner, carrier if chosen and i == chosen[0] else ""))
 
+    def _bearer(self, entry: ET.Element, link: ET.Element | None, count: int, acc: _Gear) -> None:
+        """The defences a wargear entry gives its bearer (count: how many are taken by default)."""
+        for p in self.index.profiles(entry, link):
+            if p.get("typeName") == "Abilities":
+                given = bearer_defences(characteristics(p).get("Description", ""))
+                if given is not None:
+                    acc.defences.append((_clean(p.get("name", "")), given, count))
+
     def _carrier(self, entry: ET.Element, link: ET.Element | None) -> str:
         """The name under which ``entry`` carries its weapons: a wargear entry without a weapon
         profile of its own whose weapons are all entries it must take once ("Gun Drone" -> 1 twin
@@ -289,6 +305,7 @@ class _Walker:
                 amount = _default_amount(child, link)
                 n = count * amount
                 self._own_profiles(child, link, n, acc, owner, carrier if amount > 0 else "")
+                self._bearer(child, link, n, acc)
                 self._walk(child, n, acc, depth + 1, stack | {ident}, _clean(child.get("name", "")),
                            self._carrier(child, link))
             else:
@@ -314,6 +331,7 @@ class _Walker:
             ident = child.get("id", "")
             if child.tag == "selectionEntry":
                 self._own_profiles(child, lk, count * n, acc, owner)
+                self._bearer(child, lk, count * n, acc)
                 self._walk(child, count * n, acc, depth + 1, stack | {ident}, _clean(child.get("name", "")),
                            self._carrier(child, lk))
             else:
@@ -473,6 +491,8 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     weapons: dict[str, dict[str, Any]] = {}
     order: list[str] = []
     models: list[dict[str, Any]] = []
+    #: each statline's wargear that gives its bearer defences, taken by every model by default
+    borne: list[tuple[dict[str, Any], list[tuple[str, dict[str, int], int]]]] = []
 
     def add_weapon(profile: ET.Element, owner: str) -> str | None:
         wname = _clean(profile.get("name", ""))
@@ -555,6 +575,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
         if options:
             stat_out["options"] = options
         models.append(stat_out)
+        every = [(a, given, n) for a, given, n in gear.defences if n > 0]
+        if every:
+            borne.append((stat_out, every))
     if not models:
         if not result.problems:
             result.problems.append(Problem(name, "unit", "no readable statline"))
@@ -604,6 +627,11 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     data["source"] = f"BSData {Path(home.file).name} entry {unit.get('id', '')}"
     data["models"] = models
     data.update(defences(abilities))
+    for stat_out, every in borne:  # a Storm shield's Wounds, a Weavefield crest's save (ruling M81)
+        for aname, given, _n in every:
+            why = give_bearer(stat_out, given, data)
+            if why is not None:
+                result.assumptions.append(f"{name}: model {stat_out['name']!r}: {aname}: {why}")
     unmodelled: list[str] = []
     unit_abilities: list[str] = data.pop("abilities", [])
     rules: list[str] = []

@@ -287,14 +287,11 @@ def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Elem
                                                       list[tuple[str, dict[str, int], int]]]],
                           unit: dict[str, Any]) -> set[str]:
     """Give each model group whose every model bears wargear that gives defences (``borne``: its
-    statlines, its selection, its number of models and what it bears) those defences: an
-    invulnerable save or Feel No Pain where better than the unit's (``unit``: its profile so far),
-    a Wounds characteristic set, then added to (R-0.2). A note where only some of the group bear
-    it, or where the unit's invulnerable save is against ranged attacks only (a statline's save
-    is against what the unit's is against: the bearer's, against every attack, cannot be given
-    beside it). Returns the keys of the abilities so modelled."""
+    statlines, its selection, its number of models and what it bears) those defences
+    (:func:`convert.give_bearer`; ``unit``: the unit's profile so far); a note where only some of
+    the group bear it, or where an invulnerable save cannot be given. Returns the keys of the
+    abilities so modelled."""
     modelled: set[str] = set()
-    unit_save, unit_fnp = unit.get("invulnerable"), unit.get("feel_no_pain", 7)
     for statlines, ms, n, given_by in borne:
         for name, given, bearers in given_by:
             where = u.lines.of(ms) or u.line
@@ -302,22 +299,10 @@ def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Elem
                 u.notes.append(Note(where, f"{name}: {bearers} of {n} {ms.get('name')} bear {_borne(given)}, not "
                                            "given (the roster does not say which models)"))
                 continue
-            save = given.get("invulnerable")
-            if save is not None and unit_save is not None and unit_save["ranged_only"]:
-                u.notes.append(Note(where, f"{name}: the bearer's {save}+ invulnerable save is not given (the "
-                                           f"unit's {unit_save['save']}+ is against ranged attacks only)"))
-                if len(given) == 1:
-                    continue
-            elif save is not None and (unit_save is None or save < unit_save["save"]):
-                for m in statlines:
-                    m["invulnerable"] = min(save, m.get("invulnerable", 7))
-            fnp = given.get("feel_no_pain")
-            if fnp is not None and fnp < unit_fnp:
-                for m in statlines:
-                    m["feel_no_pain"] = min(fnp, m.get("feel_no_pain", 7))
-            for m in statlines:
-                m["W"] = given.get("W", m["W"]) + given.get("W+", 0)
-            modelled.add(key(name))
+            whys = {why for m in statlines if (why := convert.give_bearer(m, given, unit)) is not None}
+            u.notes += [Note(where, f"{name}: {why}") for why in sorted(whys)]
+            if not whys or len(given) > 1:
+                modelled.add(key(name))
     return modelled
 
 
