@@ -7,6 +7,7 @@ naming the field and the value.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 from fractions import Fraction
@@ -29,6 +30,9 @@ from .limits import (
 )
 
 __all__ = [
+    "WARGEAR_GIVES",
+    "Wargear",
+    "describe_gives",
     "Ability",
     "AttackerSide",
     "Battle",
@@ -285,6 +289,45 @@ class ModelStats:
                 raise ProfileError("a weapon count must be at least 1", where=where, value=f"{n}x {weapon}")
 
 
+#: What a :class:`Wargear` may give its bearer (ruling M81): an invulnerable save, Feel No Pain, a
+#: Wounds characteristic, Wounds added (after it is set, R-0.2).
+WARGEAR_GIVES = ("invulnerable", "feel_no_pain", "W", "add_W")
+
+
+def describe_gives(gives: Iterable[tuple[str, int]]) -> str:
+    """What wargear gives its bearer (``WARGEAR_GIVES`` pairs), in words: "a 4+ invulnerable save
+    and +1 Wounds"."""
+    words = {"invulnerable": "a {}+ invulnerable save", "feel_no_pain": "Feel No Pain {}+",
+             "W": "a Wounds characteristic of {}", "add_W": "+{} Wounds"}
+    return " and ".join(words[k].format(v) for k, v in gives)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Wargear:
+    """Wargear that changes its bearer's defences (a Shield Drone: ``(("add_W", 1),)``), by the
+    name rosters list it under; a roster's model group that carries one each gets them
+    (ruling M81)."""
+
+    name: str
+    gives: tuple[tuple[str, int], ...]
+
+    def __post_init__(self) -> None:
+        where = f"wargear {self.name!r}"
+        if not self.name.strip():
+            raise ProfileError("wargear needs a name", where="wargear", value=self.name)
+        if not self.gives:
+            raise ProfileError(f"wargear gives at least one of {', '.join(WARGEAR_GIVES)}", where=where)
+        for what, value in self.gives:
+            if what not in WARGEAR_GIVES:
+                raise ProfileError(f"wargear gives {', '.join(WARGEAR_GIVES)}", where=where, value=what)
+            if what == "invulnerable":
+                _check_defence(value, None, 0, where)
+            elif what == "feel_no_pain":
+                _check_defence(None, value, 0, where)
+            else:
+                check_count(value, name=what, lo=1, hi=MAX_WOUNDS, where=where, error=ProfileError)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Unit:
     """A datasheet: statlines, defensive abilities, keywords and weapons."""
@@ -316,6 +359,9 @@ class Unit:
     firing_deck: int | None = None
     #: named rules of the datasheet that an army rule refers to (e.g. "For the Greater Good")
     rules: tuple[str, ...] = ()
+    #: wargear its models may take that changes the bearer's defences (ruling M81), for rosters;
+    #: what a statline takes by default is in the statline already
+    wargear: tuple[Wargear, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"unit {self.name!r}"

@@ -102,12 +102,12 @@ def test_defences(abilities: list[tuple[str, str]], expected: dict[str, object])
 @pytest.mark.parametrize(("text", "expected"), [
     ("The bearer has a 4+ invulnerable save.", {"invulnerable": 4}),                       # Weavefield crest
     ("The bearer has a Wounds characteristic of 4.", {"W": 4}),                            # Storm shield
-    ("Add 1 to the bearer\u2019s Wounds characteristic.", {"W+": 1}),                       # Shield Drone
-    ("Add 2 to the bearer's Wounds characteristic.", {"W+": 2}),                           # Ironskein
+    ("Add 1 to the bearer\u2019s Wounds characteristic.", {"add_W": 1}),                       # Shield Drone
+    ("Add 2 to the bearer's Wounds characteristic.", {"add_W": 2}),                           # Ironskein
     ("The bearer has the Feel\xa0No Pain 5+ ability.", {"feel_no_pain": 5}),
     ("**^^Orks^^** model only. The bearer has the Feel No Pain 4+ ability.", {"feel_no_pain": 4}),
     ("CHAOS LORD model only. Add 1 to the bearer\u2019s Wounds characteristic and the bearer has the Feel No Pain 5+ "
-     "ability.", {"W+": 1, "feel_no_pain": 5}),                                             # Living Carapace
+     "ability.", {"add_W": 1, "feel_no_pain": 5}),                                             # Living Carapace
     # a condition, another characteristic, a second rule, or the same thing twice: kept as text
     ("The bearer has the Feel No Pain 3+ ability against Psychic Attacks.", None),
     ("Add 2 to the bearer's Toughness and Wounds characteristics, and the bearer has a 4+ invulnerable save.", None),

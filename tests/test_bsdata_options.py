@@ -255,3 +255,11 @@ def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> N
     # by default, line 9833: "The bearer has a Wounds characteristic of 6"
     leader = _unit(snapshot, "Space Wolves", "Wolf Guard Battle Leader")
     assert leader["models"][0]["W"] == 6
+    # a Shield Drone (tau-empire.cat line 63, 3ef0-a48a-cafc-ce23: "Add 1 to the bearer's Wounds
+    # characteristic.") that no Sunforge statline takes by default: the unit's wargear, for rosters
+    sunforge = _unit(snapshot, "T'au Empire", "Crisis Sunforge Battlesuits")
+    assert {"name": "Shield Drone", "add_W": 1} in sunforge["wargear"]
+    assert {m["W"] for m in sunforge["models"]} == {4}
+    # a Bullgryn's Slabshield is in its statline; its other choice, the Brute shield (line 1570,
+    # 5a1c-ba0c-7970-348d: "The bearer has a 4+ invulnerable save."), is wargear
+    assert bullgryn["wargear"] == [{"name": "Brute shield", "invulnerable": 4}]

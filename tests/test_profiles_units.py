@@ -482,3 +482,49 @@ def test_a_vehicle_fires_its_pistol_beside_its_other_guns() -> None:
     expected = 3 * f(1, 3) * f(2, 3) + 1 * f(1, 2) * f(1, 2) + 12 * (f(1, 6) + 2 * f(1, 6)) * f(2, 3)
     got = mathhammer.run("boomdakka snazzwagon", "T3 SV7+ W100", method="exact").damage.mean()
     assert got == pytest.approx(float(expected), abs=1e-12)
+
+
+# --- wargear that changes its bearer's defences (ruling M81) -------------------------------------
+
+WARGEAR = MIXED.replace("    keywords: [INFANTRY]\n", "    keywords: [INFANTRY]\n    wargear:\n"
+                        "      - {name: Shield Drone, add_W: 1}\n      - {name: Storm shield, W: 4, invulnerable: 4}\n"
+                        "      - {name: Amulet, feel_no_pain: 5}\n", 1)
+
+
+def test_wargear_loads_dumps_and_comes_back_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (mob,) = load_file(write_profile(tmp_path, WARGEAR))
+    assert [(w.name, dict(w.gives)) for w in mob.wargear] == [
+        ("Shield Drone", {"add_W": 1}), ("Storm shield", {"invulnerable": 4, "W": 4}),
+        ("Amulet", {"feel_no_pain": 5})]
+    assert dump_unit(mob)["wargear"] == [{"name": "Shield Drone", "add_W": 1},
+                                         {"name": "Storm shield", "invulnerable": 4, "W": 4},
+                                         {"name": "Amulet", "feel_no_pain": 5}]
+    again = load_file(write_profile(tmp_path, yaml.safe_dump({"schema": 1, "units": [dump_unit(mob)]}), "a.yaml"))
+    assert again == [mob]
+    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    write_profile(tmp_path / "p", WARGEAR)
+    load_library([tmp_path / "p"], use_env=False)
+    assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit").wargear == mob.wargear  # from the cache
+
+
+@pytest.mark.parametrize(("entry", "what", "value"), [
+    ("{name: Shield Drone, add_W: 0}", "add_W must be from 1 to 1,000", "0"),
+    ("{name: Shield Drone, invulnerable: 7}", "INV must be 2+ to 6+", "7+"),
+    ("{name: Shield Drone, feel_no_pain: 1}", "FNP must be 2+ to 6+", "1+"),
+    ("{name: Shield Drone, wounds: 1}", "unknown key", "wounds"),
+    ("{name: Shield Drone}", "wargear gives at least one of invulnerable, feel_no_pain, W, add_W", ""),
+    ("{name: ' ', W: 4}", "a name cannot be blank", " "),
+    ("{add_W: 1}", "missing key 'name'", ""),
+])
+def test_bad_wargear_is_one_line_at_its_place(tmp_path: Path, entry: str, what: str, value: str) -> None:
+    e = profile_error(write_profile(tmp_path, MIXED.replace("    keywords: [INFANTRY]\n",
+                                                            f"    keywords: [INFANTRY]\n    wargear: [{entry}]\n", 1)))
+    assert what in _one_line(e) and "wargear[0]" in e.where
+    if value:
+        assert e.value == value
+
+
+def test_wargear_named_twice_is_an_error(tmp_path: Path) -> None:
+    e = profile_error(write_profile(tmp_path, MIXED.replace(
+        "    keywords: [INFANTRY]\n", "    keywords: [INFANTRY]\n    wargear: [{name: Drone, W: 3}, {name: drone, W: 4}]\n", 1)))
+    assert "wargear is given once" in _one_line(e) and "wargear[1]" in e.where

@@ -52,9 +52,35 @@ def test_m56_m58_gw_app_pathfinders_fire_ion_rifles_and_drones(shared_data: Path
         ("Pathfinder", 6, {"Close combat weapon": 1, "Pulse carbine": 1})]  # their Pulse pistols: the Pistol rule
     (shasui,) = [lo for n, _, lo in _models(entry) if n == "Pathfinder Shas'ui"]
     assert shasui["Twin pulse carbine"] == 1 and shasui["Drone burst cannon"] == 1
-    # the Shield Drone carries no weapon: still kept as wargear, not fired
-    assert "Shield Drone" in _unfired(entry) and "Gun Drone" not in _unfired(entry)
+    # the Shield Drone carries no weapon: not fired; it adds 1 to its bearer's Wounds (ruling M81)
+    assert "Shield Drone" not in _unfired(entry) and "Gun Drone" not in _unfired(entry)
     assert "Ion rifle" not in _unfired(entry)
+    assert entry.unit is not None
+    assert {m.name: m.wounds for m in entry.unit.models} == {"Pathfinder": 1, "Pathfinder Shas'ui": 2}
+
+
+def test_m81_shield_drones_give_their_bearers_a_wound(shared_data: Path, lib: Library, tmp_path: Path) -> None:
+    # gwapp-tau.txt lines 17-28: a Crisis Sunforge Shas'vre with 1 Shield Drone and 2 Shas'ui with
+    # 2 Shield Drones; tau-empire.cat: the Sunforge's statlines are W4, a Shield Drone is "Add 1 to
+    # the bearer's Wounds characteristic."
+    entry = _entry(shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt", lib, 17)
+    assert entry.unit is not None
+    assert {m.name: m.wounds for m in entry.unit.models} == {"Crisis Sunforge Shas'vre": 5,
+                                                             "Crisis Sunforge Shas'ui": 5}
+    said = {n.text for n in entry.notes}
+    assert "Shield Drone: +1 Wounds for 2x Crisis Sunforge Shas'ui (ruling M81)" in said
+    assert "Shield Drone" not in _unfired(entry) and "Marker Drone" in _unfired(entry)
+    # one Shield Drone among the two Shas'ui: which one bears it is not said, so neither does
+    text = (shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt").read_text(encoding="utf-8")
+    one = text.replace("      2x Gun Drone\n      2x Shield Drone\n", "      2x Gun Drone\n      1x Shield Drone\n", 1)
+    assert one != text
+    (tmp_path / "one.txt").write_text(one, encoding="utf-8")
+    entry = _entry(tmp_path / "one.txt", lib, 17)
+    assert entry.unit is not None
+    assert {m.name: m.wounds for m in entry.unit.models} == {"Crisis Sunforge Shas'vre": 5,
+                                                             "Crisis Sunforge Shas'ui": 4}
+    assert ("Shield Drone: 1 of 2 Crisis Sunforge Shas'ui bear +1 Wounds, not given (the roster does not say which "
+            "models)") in {n.text for n in entry.notes}
 
 
 def test_m56_rail_rifles_fire_in_every_text_format(shared_data: Path, lib: Library) -> None:

@@ -195,7 +195,7 @@ _BEARER_CLAUSES = (
     ("invulnerable", re.compile(r"(?:the bearer|this model) has an? ([2-6])\+ invulnerable save", re.IGNORECASE)),
     ("feel_no_pain", re.compile(r"(?:the bearer|this model) has the feel no pain ([2-6])\+ ability", re.IGNORECASE)),
     ("W", re.compile(r"(?:the bearer|this model) has a wounds characteristic of ([1-9][0-9]?)", re.IGNORECASE)),
-    ("W+", re.compile(r"add ([1-9]) to the bearer['\u2019]s wounds characteristic", re.IGNORECASE)),
+    ("add_W", re.compile(r"add ([1-9]) to the bearer['\u2019]s wounds characteristic", re.IGNORECASE)),
 )
 #: The keywords a piece of wargear is restricted to, as a first sentence ("**^^Orks^^** model only."):
 #: a roster's bearer already is one.
@@ -211,7 +211,7 @@ def bearer_defences(text: str) -> dict[str, int] | None:
     """What a wargear ability whose whole text gives its bearer defences gives it, else None:
     ``invulnerable`` ("The bearer has a 4+ invulnerable save.": a Weavefield crest),
     ``feel_no_pain`` ("The bearer has the Feel No Pain 5+ ability."), ``W`` ("The bearer has a
-    Wounds characteristic of 4.": a Storm shield) and ``W+`` ("Add 1 to the bearer's Wounds
+    Wounds characteristic of 4.": a Storm shield) and ``add_W`` ("Add 1 to the bearer's Wounds
     characteristic.": a Shield Drone), one or several joined by "and" ("Add 1 to the bearer's
     Wounds characteristic and the bearer has the Feel No Pain 5+ ability."), after an optional
     first sentence naming the models that may take it ("CHAOS LORD model only."). A text that
@@ -246,8 +246,8 @@ def give_bearer(statline: dict[str, Any], given: dict[str, int], unit: dict[str,
     fnp = given.get("feel_no_pain")
     if fnp is not None and fnp < unit.get("feel_no_pain", 7):
         statline["feel_no_pain"] = min(fnp, statline.get("feel_no_pain", 7))
-    if "W" in given or "W+" in given:
-        statline["W"] = given.get("W", statline["W"]) + given.get("W+", 0)
+    if "W" in given or "add_W" in given:
+        statline["W"] = given.get("W", statline["W"]) + given.get("add_W", 0)
     return why
 
 

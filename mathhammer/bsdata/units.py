@@ -155,7 +155,7 @@ class _Gear:
     #: the profile a loadout takes, "" for others
     items: list[tuple[ET.Element, int, str, str]] = field(default_factory=list)
     guessed: list[str] = field(default_factory=list)
-    #: (ability, what it gives, count chosen by default) of the wargear that gives its bearer
+    #: (entry name, what it gives, count chosen by default) of the wargear that gives its bearer
     #: defences (:func:`.convert.bearer_defences`: a Storm shield, a Weavefield crest)
     defences: list[tuple[str, dict[str, int], int]] = field(default_factory=list)
 
@@ -268,12 +268,14 @@ class _Walker:
             acc.items.append((p, count if i in chosen else 0, owner, carrier if chosen and i == chosen[0] else ""))
 
     def _bearer(self, entry: ET.Element, link: ET.Element | None, count: int, acc: _Gear) -> None:
-        """The defences a wargear entry gives its bearer (count: how many are taken by default)."""
+        """The defences a wargear entry gives its bearer, under the entry's name (what rosters
+        list); ``count``: how many are taken by default."""
+        name = _clean((link.get("name", "") if link is not None else "") or entry.get("name", ""))
         for p in self.index.profiles(entry, link):
             if p.get("typeName") == "Abilities":
                 given = bearer_defences(characteristics(p).get("Description", ""))
                 if given is not None:
-                    acc.defences.append((_clean(p.get("name", "")), given, count))
+                    acc.defences.append((name, given, count))
 
     def _carrier(self, entry: ET.Element, link: ET.Element | None) -> str:
         """The name under which ``entry`` carries its weapons: a wargear entry without a weapon
@@ -493,6 +495,8 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     models: list[dict[str, Any]] = []
     #: each statline's wargear that gives its bearer defences, taken by every model by default
     borne: list[tuple[dict[str, Any], list[tuple[str, dict[str, int], int]]]] = []
+    #: such wargear a model may take (for rosters: ``wargear:``)
+    optional_gear: list[tuple[str, dict[str, int]]] = []
 
     def add_weapon(profile: ET.Element, owner: str) -> str | None:
         wname = _clean(profile.get("name", ""))
@@ -578,6 +582,8 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
         every = [(a, given, n) for a, given, n in gear.defences if n > 0]
         if every:
             borne.append((stat_out, every))
+        optional_gear += [(a, given) for a, given, n in gear.defences if n == 0]
+        optional_gear += [(a, given) for other in optional for a, given, _n in walker.gear(other, None).defences]
     if not models:
         if not result.problems:
             result.problems.append(Problem(name, "unit", "no readable statline"))
@@ -590,6 +596,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
         top = _Gear()
         walker._walk(unit, 1, top, 0, {unit.get("id", "")} | {m.get("id", "") for m, *_ in model_list}, name)
         main = max(models, key=lambda m: m["count"])
+        optional_gear += [(a, given) for a, given, _n in top.defences]
         for profile, n, owner, carrier in top.items:
             wname = add_weapon(profile, owner)
             carried_by(carrier, wname)
@@ -605,6 +612,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     # statline (a statline has at least one model); their weapons are the main statline's options
     main = max(models, key=lambda m: m["count"])
     for other in walker.unplaced if not _is_model(unit) else ():
+        optional_gear += [(a, given) for a, given, _n in walker.gear(other, None).defences]
         for profile, _n, owner, carrier in walker.gear(other, None).items:
             wname = add_weapon(profile, owner)
             carried_by(carrier, wname)
@@ -672,10 +680,24 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     data["keywords"] = unit_keywords
     if unmodelled:
         data["unmodelled"] = unmodelled
+    wargear = _wargear(optional_gear, {a.lower() for _, every in borne for a, _g, _n in every})
+    if wargear:
+        data["wargear"] = wargear
     _carrier_aliases(carriers, weapons)
     data["weapons"] = [weapons[k] for k in order]
     result.data = data
     return result
+
+
+def _wargear(found: list[tuple[str, dict[str, int]]], default: set[str]) -> list[dict[str, Any]]:
+    """The unit's ``wargear:`` (ruling M81): each piece of wargear that gives its bearer defences
+    and that no statline takes by default (one that does is in that statline already), once by
+    name (the first met where two of a name give different things)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, given in found:
+        if name.lower() not in default:
+            out.setdefault(name.lower(), {"name": name, **given})
+    return list(out.values())
 
 
 def _carrier_aliases(carriers: dict[str, list[str]], weapons: dict[str, dict[str, Any]]) -> None:

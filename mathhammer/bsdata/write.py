@@ -28,8 +28,8 @@ __all__ = ["SPLIT_BYTES", "apply_overlay", "build_files", "faction_files", "slug
 SPLIT_BYTES = 900_000
 #: Unit keys in the order they are written.
 _ORDER = ("name", "aliases", "faction", "points", "sizes", "source", "models", "invulnerable", "feel_no_pain",
-          "damage_reduction", "deadly_demise", "firing_deck", "rules", "abilities", "keywords", "unmodelled", "weapons",
-          "attached")
+          "damage_reduction", "deadly_demise", "firing_deck", "rules", "abilities", "keywords", "unmodelled", "wargear",
+          "weapons", "attached")
 
 
 def slug(name: str) -> str:

@@ -21,15 +21,16 @@ from typing import Any
 
 from .. import dice, limits
 from ..limits import MAX_PROFILE_BYTES
-from ..model import Ability, AbilitySpec, DiceExpr, ModelStats, Unit, Weapon
+from ..model import Ability, AbilitySpec, DiceExpr, ModelStats, Unit, Wargear, Weapon
 from .index import Index, unit_blob
 from .schema import MODIFIERS
 
 CACHE_ENV_VAR = "MATHHAMMER_CACHE_DIR"
 #: Bumped when the layout of a cache entry changes.
-_CACHE_FORMAT = 4  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
+_CACHE_FORMAT = 5  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
 # 3: unmodelled, sizes, options; one marshal blob per unit, rebuilt when it is looked up; the name index
 # 4: units' deadly_demise, firing_deck, rules
+# 5: units' wargear
 
 
 def cache_dir() -> Path:
@@ -196,7 +197,9 @@ class _Rebuild:
                     attached=self.strings(u["attached"]), unmodelled=self.strings(u["unmodelled"]),
                     sizes=self.sizes(u["sizes"]),
                     deadly_demise=None if u["deadly_demise"] is None else self.die(u["deadly_demise"]),
-                    firing_deck=_of(u["firing_deck"], int, optional=True), rules=self.strings(u["rules"]))
+                    firing_deck=_of(u["firing_deck"], int, optional=True), rules=self.strings(u["rules"]),
+                    wargear=tuple(Wargear(name=_of(w["name"], str), gives=self.loadout(w["gives"]))
+                                  for w in _of(u["wargear"], list)))
 
     def model(self, m: dict[str, Any]) -> ModelStats:
         return ModelStats(name=_of(m["name"], str), count=_of(m["count"], int), toughness=_of(m["toughness"], int),

@@ -14,7 +14,7 @@ statline may take instead of its default (``options``). Errors name the file, th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, TypeVar
 
 from .. import dice
@@ -28,7 +28,18 @@ from ..limits import (
     MAX_TARGET_MODELS,
     MAX_WOUNDS,
 )
-from ..model import AbilitySpec, DamageReroll, DiceExpr, ModelStats, RerollPolicy, SaveReroll, Unit, Weapon
+from ..model import (
+    WARGEAR_GIVES,
+    AbilitySpec,
+    DamageReroll,
+    DiceExpr,
+    ModelStats,
+    RerollPolicy,
+    SaveReroll,
+    Unit,
+    Wargear,
+    Weapon,
+)
 from ..notation import parse_ability
 from ._yaml import _empty, _show
 
@@ -38,7 +49,7 @@ SCHEMA_VERSION = 1
 
 _UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invulnerable", "feel_no_pain",
               "damage_reduction", "deadly_demise", "firing_deck", "rules", "keywords", "weapons", "abilities",
-              "modifiers", "attached", "unmodelled", "sizes"}
+              "modifiers", "attached", "unmodelled", "sizes", "wargear"}
 _MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC", "invulnerable", "feel_no_pain", "keywords", "weapons",
                "options"}
 _WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities", "modifiers", "unmodelled"}
@@ -396,7 +407,23 @@ def _unit(r: _Reader) -> Unit:
         invulnerable=inv, invulnerable_ranged_only=inv_ranged, feel_no_pain=r.get("feel_no_pain", int, lo=2, hi=6),
         damage_reduction=reduction, keywords=keywords, weapons=weapons, attached=attached, unmodelled=unmodelled,
         sizes=sizes, deadly_demise=demise, firing_deck=r.get("firing_deck", int, None, lo=1, hi=MAX_ATTACKING_MODELS),
-        rules=rules))
+        rules=rules, wargear=_wargear(r)))
+
+
+def _wargear(r: _Reader) -> tuple[Wargear, ...]:
+    """``wargear: [{name: Shield Drone, add_W: 1}, ...]``: what each gives its bearer (ruling M81),
+    each name once."""
+    out: list[Wargear] = []
+    seen: set[str] = set()
+    for wr in r.items("wargear"):
+        wr.mapping({"name", *WARGEAR_GIVES}, ("name",))
+        name = wr.name()
+        if _key(name) in seen:
+            raise wr.fail("wargear is given once", name, "name")
+        seen.add(_key(name))
+        gives = tuple((k, wr.get(k, int)) for k in WARGEAR_GIVES if wr.data.get(k) is not None)
+        out.append(_built(wr, partial(Wargear, name=name, gives=gives)))
+    return tuple(out)
 
 
 def _sizes(r: _Reader) -> tuple[tuple[int, int], ...]:
@@ -464,6 +491,8 @@ def dump_unit(u: Unit) -> dict[str, Any]:
     out["weapons"] = [_dump_weapon(w) for w in u.weapons]
     if u.attached:
         out["attached"] = list(u.attached)
+    if u.wargear:
+        out["wargear"] = [{"name": w.name, **dict(w.gives)} for w in u.wargear]
     return out
 
 

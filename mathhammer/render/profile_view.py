@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import describe
-from ..model import Unit, Weapon
+from ..model import Unit, Weapon, describe_gives
 from ..profiles import Library, dump_unit
 
 __all__ = ["listing", "show_json", "show_view"]
@@ -156,6 +156,9 @@ def show_view(obj: Unit | Weapon) -> RenderableType:
     lines.append(Text("  keywords: " + ", ".join(sorted(u.keywords))))
     if u.unmodelled:
         lines.append(Text("  abilities not modelled: " + ", ".join(u.unmodelled)))
+    if u.wargear:
+        lines.append(Text("  wargear for the models that take it (rosters): "
+                          + "; ".join(f"{w.name}: {describe_gives(w.gives)}" for w in u.wargear)))
     if u.aliases:
         lines.append(Text("  aliases: " + ", ".join(u.aliases)))
     if u.weapons:

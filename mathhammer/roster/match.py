@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
+from ..bsdata import convert
 from ..errors import ProfileError
-from ..model import ModelStats, Unit, Weapon
+from ..model import ModelStats, Unit, Wargear, Weapon, describe_gives
 from ..profiles import Library
 from ..rules import fired_profiles
 from .loadout import attacking, spread
@@ -177,6 +179,33 @@ class _Weapons:
         return [w.name for w in family if w in chosen], note
 
 
+def _bear(groups: list[ModelStats], wargear: Wargear, n: int, m: RosterModel, unit: Unit, notes: list[Note],
+          line: int) -> list[ModelStats]:
+    """``groups`` (the statlines of roster model group ``m``) with what ``n`` of ``wargear`` give
+    their bearers when every model carries one (ruling M81, as :func:`convert.give_bearer` gives
+    it), else unchanged; a note says which."""
+    given = dict(wargear.gives)
+    if n < m.count:
+        notes.append(Note(line, f"{wargear.name}: {n} of {m.count} {m.name} bear {describe_gives(wargear.gives)}, "
+                                "not given (the roster does not say which models)"))
+        return groups
+    own: dict[str, Any] = {"feel_no_pain": unit.feel_no_pain} if unit.feel_no_pain else {}
+    if unit.invulnerable:
+        own["invulnerable"] = {"save": unit.invulnerable, "ranged_only": unit.invulnerable_ranged_only}
+    out, whys = [], set()
+    for g in groups:
+        stats: dict[str, Any] = {"W": g.wounds, **{k: v for k, v in (("invulnerable", g.invulnerable),
+                                                                   ("feel_no_pain", g.feel_no_pain)) if v}}
+        why = convert.give_bearer(stats, given, own)
+        if why is not None:
+            whys.add(why)
+        out.append(replace(g, wounds=stats["W"], invulnerable=stats.get("invulnerable"),
+                           feel_no_pain=stats.get("feel_no_pain")))
+    notes += [Note(line, f"{wargear.name}: {why}") for why in sorted(whys)]
+    notes.append(Note(line, f"{wargear.name}: {describe_gives(wargear.gives)} for {m.count}x {m.name} (ruling M81)"))
+    return out
+
+
 def _statline(name: str, unit: Unit) -> tuple[ModelStats, str]:
     """The unit's statline for a model group called ``name``, and a note when it is a fallback."""
     k, s = key(name), singular_key(name)
@@ -223,6 +252,7 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
         loose = []
     groups: list[ModelStats] = []
     unfired: dict[str, None] = {}
+    gear = {key(w.name): w for w in found.wargear}
     if not models:
         if len(found.models) == 1 or not loose:
             st = found.models[0] if len(found.models) == 1 else None
@@ -253,10 +283,14 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
         # weapons may follow them
         under: list[tuple[str, list[str], int]] = []
         repeated: list[tuple[str, str, list[str]]] = []  # (item, its carrier, weapons) listed under it
+        borne: list[tuple[Wargear, int]] = []  # wargear that changes its bearers' defences (ruling M81)
         for item, n in m.weapons:
             names, note = weapons.resolve(item, carried)
             if note:
                 notes.append(Note(m.line or entry.line, note))
+            if not names and key(item) in gear:
+                borne.append((gear[key(item)], n))
+                continue
             if not names:
                 unfired[clean(item)] = None
             if names and weapons.by_carrier(item):
@@ -283,7 +317,10 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
                 notes.append(Note(m.line or entry.line, f"{item}: its {w} is listed as well, counted once"))
             else:
                 totals.append((w, n))
-        groups += [replace(st, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
+        mine = [replace(st, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
+        for piece, n in borne:
+            mine = _bear(mine, piece, n, m, found, notes, m.line or entry.line)
+        groups += mine
     if unfired:
         notes.append(Note(entry.line, f"not weapons of {found.name} in the library, kept as wargear (not fired): "
                                       f"{', '.join(unfired)}"))

@@ -40,7 +40,7 @@ from ..bsdata import convert
 from ..bsdata.xmlsafe import parse_xml
 from ..errors import ProfileError
 from ..limits import MAX_ATTACKING_MODELS
-from ..model import Unit
+from ..model import Unit, describe_gives
 from ..profiles.schema import _Reader, _unit
 from ..rules import fired_profiles
 from .loadout import attacking, spread
@@ -276,13 +276,6 @@ def _bearer_defences(model: Element, u: _Unit) -> list[tuple[str, dict[str, int]
     return out
 
 
-def _borne(given: dict[str, int]) -> str:
-    """What :func:`convert.bearer_defences` gives, in words ("a 4+ invulnerable save and +1 Wounds")."""
-    words = {"invulnerable": "a {}+ invulnerable save", "feel_no_pain": "Feel No Pain {}+",
-             "W": "a Wounds characteristic of {}", "W+": "+{} Wounds"}
-    return " and ".join(words[k].format(v) for k, v in given.items())
-
-
 def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Element, int,
                                                       list[tuple[str, dict[str, int], int]]]],
                           unit: dict[str, Any]) -> set[str]:
@@ -296,8 +289,9 @@ def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Elem
         for name, given, bearers in given_by:
             where = u.lines.of(ms) or u.line
             if bearers < n:
-                u.notes.append(Note(where, f"{name}: {bearers} of {n} {ms.get('name')} bear {_borne(given)}, not "
-                                           "given (the roster does not say which models)"))
+                u.notes.append(Note(where, f"{name}: {bearers} of {n} {ms.get('name')} bear "
+                                           f"{describe_gives(given.items())}, not given (the roster does not say "
+                                           "which models)"))
                 continue
             whys = {why for m in statlines if (why := convert.give_bearer(m, given, unit)) is not None}
             u.notes += [Note(where, f"{name}: {why}") for why in sorted(whys)]
