@@ -8,7 +8,7 @@ also a warning.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -48,7 +48,7 @@ from .model import (
 )
 
 __all__ = ["STAGE_CAP", "Compiled", "KernelInputs", "Plan", "UnitInputs", "check_monte_carlo", "compile_matchup",
-           "monte_carlo_bytes", "monte_carlo_threads"]
+           "hazard_carriers", "monte_carlo_bytes", "monte_carlo_threads", "pair_hazard"]
 
 #: Most bins a Monte Carlo stage histogram keeps one by one: values 0 .. STAGE_CAP - 1, and
 #: STAGE_CAP meaning "STAGE_CAP or more" (the kernel keeps the sum and sum of squares of those,
@@ -250,6 +250,9 @@ class UnitInputs:
     target_models: int
     hazard_firing: int
     hazard_max: int
+    #: the models that take the Hazardous tests' mortal wounds (:func:`hazard_carriers`): (models,
+    #: W, Feel No Pain) in the order they take them; W 0: unknown (wounds counted, not models)
+    hazard_groups: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def single(self) -> bool:
@@ -311,6 +314,41 @@ def compile_matchup(m: Matchup) -> Compiled:
     return _assemble(m, order, rows)
 
 
+def hazard_carriers(attacker: Unit | None, fired: Sequence[tuple[str, int]]) -> tuple[tuple[int, int, int], ...]:
+    """The models that take the mortal wounds of Hazardous tests (R-9.7, ruling M17): (models, W,
+    Feel No Pain) of each statline of ``attacker`` whose default loadout carries a Hazardous
+    weapon fired (``fired``: (weapon name, how many fired)), models that are not CHARACTERs
+    first, then CHARACTERs (the wounded one first: the engines).
+
+    A statline's models are its share of the weapons fired over the Hazardous weapons each of
+    its models carries: two on a model make two tests, not two models; ``--models 2`` doubles
+    them. Weapons no statline carries by default (an option fired as ``UNIT/WEAPON``) are each a
+    model of the most numerous statline. Without an attacker profile (inline weapons), one row
+    of W 0: the wounds are counted, not the models. () when nothing Hazardous is fired."""
+    if not sum(n for _, n in fired):
+        return ()
+    if attacker is None:
+        return ((sum(n for _, n in fired), 0, 7),)
+    carried = [dict(x.loadout) for x in attacker.models]
+    default = {name: sum(x.count * c.get(name, 0) for x, c in zip(attacker.models, carried, strict=True))
+               for name, _ in fired}
+    rows: list[tuple[bool, int, int, int]] = []
+    for x, c in zip(attacker.models, carried, strict=True):
+        each = sum(c.get(name, 0) for name in default)  # Hazardous weapons fired that each model carries
+        share = sum((Fraction(n * x.count * c.get(name, 0), default[name]) for name, n in fired if c.get(name)),
+                    Fraction(0))
+        if share:
+            rows.append(("CHARACTER" in x.keywords | attacker.keywords, max(1, round(share / each)), x.wounds,
+                         x.feel_no_pain or attacker.feel_no_pain or 7))
+    loose = sum(n for name, n in fired if not default[name])
+    if loose:
+        x = max(attacker.models, key=lambda st: st.count)
+        rows.append(("CHARACTER" in x.keywords | attacker.keywords, loose, x.wounds,
+                     x.feel_no_pain or attacker.feel_no_pain or 7))
+    rows.sort(key=lambda r: r[0])  # stable: the statlines' order otherwise
+    return tuple((models, w, fnp) for _, models, w, fnp in rows)
+
+
 def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, ...]]) -> Compiled:
     """Stack the pairs' tables into :class:`UnitInputs`; the first pair's plan, with every
     pair's explain lines and warnings when there are several."""
@@ -345,7 +383,10 @@ def _assemble(m: Matchup, order: tuple[Target, ...], rows: list[tuple[Compiled, 
         group_wounds=tuple(g.wounds or 0 for g in order), group_leader=tuple(g.leader for g in order),
         bodyguard_groups=bodyguard, wounds_left=unit.wounds_left or 0, groups=groups,
         stage_offsets=_frozen(offsets), stage_largest=tuple(largest), damage_max=damage_max,
-        target_models=unit.models, hazard_firing=sum(hazardous), hazard_max=3 * sum(hazardous), **stack)
+        target_models=unit.models, hazard_firing=sum(hazardous), hazard_max=3 * sum(hazardous),
+        hazard_groups=hazard_carriers(m.attacker, [(g.weapon.name, m.firing(g)) for g in m.weapons
+                                                   if g.weapon.has(Ability.HAZARDOUS)]),
+        **stack)
     plan = rows[0][0].plan
     if len(rows) > 1 or len(rows[0]) > 1 or inputs.wounds_left or any(g.weapon.has(Ability.PRECISION)
                                                                          for g in m.weapons):
@@ -856,8 +897,9 @@ class _Compiler:
                 carriers = [x for x in m.attacker.models if any(name == w.name for name, _ in x.loadout)]
                 model = max(carriers or m.attacker.models, key=lambda x: x.count)
                 hazard_w, hazard_fnp = model.wounds, model.feel_no_pain or m.attacker.feel_no_pain or 7
-                n.rule("R-9.7", "HAZARDOUS: one test per Hazardous weapon fired; each 1 is 3 mortal wounds to a "
-                       f"W{hazard_w} {model.name} (the wounded one first, excess lost)")
+                n.rule("R-9.7", "HAZARDOUS: one test per Hazardous weapon fired; each 1 is 3 mortal wounds to one "
+                       f"model carrying one ({', '.join(f'W{x.wounds} {x.name}' for x in carriers or [model])}: "
+                       "the wounded one first, then models that are not CHARACTERs; excess lost)")
             else:
                 n.rule("R-9.7", "HAZARDOUS: one test per Hazardous weapon fired; each 1 is 3 mortal wounds "
                        "(the attacker's profile is unknown: models lost are not counted)")
@@ -971,7 +1013,16 @@ def as_unit(inputs: KernelInputs | UnitInputs) -> UnitInputs:
                       groups=_frozen(np.array([[models, wounds, 0]], dtype=np.int64)),
                       stage_offsets=inputs.stage_offsets, stage_largest=inputs.stage_largest,
                       damage_max=inputs.damage_max, target_models=inputs.target_models, hazard_firing=hazard,
-                      hazard_max=3 * hazard, **stack)
+                      hazard_max=3 * hazard, hazard_groups=pair_hazard(inputs), **stack)
+
+
+def pair_hazard(inputs: KernelInputs) -> tuple[tuple[int, int, int], ...]:
+    """What one pair's tables say of the models taking its Hazardous tests' mortal wounds (as
+    :attr:`UnitInputs.hazard_groups`): each test a model of the statline they name."""
+    params = inputs.params
+    if not params[Param.FLAGS] & Flag.HAZARDOUS:
+        return ()
+    return ((int(params[Param.FIRING_MODELS]), int(params[Param.HAZARD_WOUNDS]), int(params[Param.HAZARD_FNP])),)
 
 
 def histogram_widths(inputs: UnitInputs) -> tuple[int, ...]:

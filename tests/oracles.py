@@ -1418,3 +1418,33 @@ def unit_attack(weapons: tuple[UnitWeapon, ...] | list[UnitWeapon],
     if sum(joint.values()) != 1:
         raise AssertionError("oracle: probabilities do not sum to 1")
     return UnitOutcome(joint, per_group, tuple(exp_damage), tuple(exp_kills))
+
+
+def hazardous_queue_distribution(tests: int, queue: list[tuple[int, int | None]]) -> dict[tuple[int, int], Fraction]:
+    """R-9.7 with models that differ: ``queue`` is the models carrying Hazardous weapons, (W, Feel
+    No Pain) each, in the order a careful player gives them the mortal wounds (models that are
+    not CHARACTERs before CHARACTERs); a model that has lost wounds always takes the next ones.
+    Each failed test (an unmodified 1) is 3 mortal wounds to one model, Feel No Pain per point,
+    excess lost. Returns P(wounds lost by the attacking unit, models lost)."""
+    # state: (wounds lost, models lost, wounds already on the current model)
+    dist: dict[tuple[int, int, int], Fraction] = {(0, 0, 0): Fraction(1)}
+    for _ in range(tests):
+        new: dict[tuple[int, int, int], Fraction] = {}
+        for (lost, dead, current), p in dist.items():
+            _add(new, (lost, dead, current), p * Fraction(5, 6))
+            if dead == len(queue):
+                _add(new, (lost, dead, current), p * SIXTH)
+                continue
+            wounds, fnp = queue[dead]
+            for points, pf in _fnp_items(3, fnp):
+                q = p * SIXTH * pf
+                taken = min(points, wounds - current)
+                if current + taken == wounds:
+                    _add(new, (lost + taken, dead + 1, 0), q)
+                else:
+                    _add(new, (lost + taken, dead, current + taken), q)
+        dist = new
+    out: dict[tuple[int, int], Fraction] = {}
+    for (lost, dead, _), p in dist.items():
+        _add(out, (lost, dead), p)
+    return out

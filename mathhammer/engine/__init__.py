@@ -89,7 +89,7 @@ def _exact(unit: UnitInputs, stages: bool = True) -> DamageResult:
     from . import exact
 
     if unit.single:
-        result = exact.run(unit.pairs[0][0], stages=stages)
+        result = exact.run(unit.pairs[0][0], stages=stages, hazard=(unit.hazard_firing, unit.hazard_groups))
         groups, weapons = _parts.single(unit, result.damage, result.models_destroyed)
         result = replace(result, groups=groups, weapons=weapons)
     else:

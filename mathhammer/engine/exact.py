@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
@@ -55,7 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..codes import Command, Flag, Param, Roll, RollFlag, Stage, StageCount
-from ..compile import STAGE_CAP
+from ..compile import STAGE_CAP, pair_hazard
 from ..errors import NotExactError
 from ..limits import EXACT_MAX_BYTES, EXACT_MAX_SECONDS, size_text
 from ..result import DamageResult, Distribution
@@ -1060,20 +1060,60 @@ def _spill_state(t: _Tables, p_attacks: Array, d: _Tri, alloc: _Alloc) -> Array:
 
 
 # --- Hazardous (R-9.7) ------------------------------------------------------------------------
-def _hazardous(t: _Tables) -> tuple[Array, Array]:
-    q = min(6, max(0, t.haz_fnp - 1)) / 6.0  # a point is lost unless the FNP die is >= haz_fnp
-    x = np.zeros(4)
-    x[0] = 5 / 6
+def hazardous(tests: int, groups: Sequence[tuple[int, int, int]]) -> tuple[Array, Array]:
+    """R-9.7: the distributions of wounds and models lost to ``tests`` Hazardous tests: each 1
+    (1/6) is 3 mortal wounds to one model of ``groups`` ((models, W, Feel No Pain) in the order
+    they take them, :attr:`mathhammer.compile.UnitInputs.hazard_groups`), the wounded one first,
+    its Feel No Pain for each, excess lost. W 0 (unknown): the wounds, no model.
+
+    The models form one queue, so wounds and models lost are both read off one number, the
+    wounds taken from the queue so far: a chain on it, one step per test, over the positions
+    the tests can reach (at most 3 wounds each)."""
+    if not tests or not groups:
+        return _ONE1, _ONE1
+    if groups[0][1] == 0:
+        x = _mortal(groups[0][2]) / 6.0
+        x[0] += 5 / 6
+        return _npower(x, tests), _ONE1
+    counts = [models for models, _, _ in groups]
+    wounds = np.repeat(np.array([w for _, w, _ in groups], dtype=np.int64), counts)
+    fnps = np.repeat(np.array([f for _, _, f in groups], dtype=np.int64), counts)
+    ends = np.cumsum(wounds)
+    n, cap = wounds.size, min(int(ends[-1]), 3 * tests)
+    pos = np.arange(cap + 1)
+    dead = np.searchsorted(ends, pos, side="right")  # models destroyed; the next wound goes to model ``dead``
+    alive = dead < n
+    current = np.minimum(dead, n - 1)
+    left = np.where(alive, ends[current] - pos, 0)
+    mortal = {int(f): _mortal(int(f)) / 6.0 for f in np.unique(fnps)}
+    steps = [(np.minimum(pos + np.minimum(k, left), cap),
+              np.where(alive, np.array([mortal[int(f)][k] for f in fnps])[current], 0.0)) for k in range(4)]
+    idle = np.where(alive, 5 / 6, 1.0)  # a passed test, or nobody left to take the wounds
+    v = np.zeros(cap + 1)
+    v[0] = 1.0
+    for _ in range(tests):
+        out = idle * v
+        for dest, p in steps:
+            out += np.bincount(dest, weights=v * p, minlength=cap + 1)
+        v = out
+    return v, np.asarray(np.bincount(dead, weights=v, minlength=n + 1), dtype=np.float64)
+
+
+def _mortal(fnp: int) -> Array:
+    """Mortal wounds suffered from a failed Hazardous test: 3, less each Feel No Pain ``fnp``+ (7: none)."""
+    q = min(6, max(0, fnp - 1)) / 6.0  # a point is lost unless the FNP die is >= fnp
     b = _ONE1
     for _ in range(3):
         b = np.convolve(b, [1.0 - q, q])
-    x += b / 6.0
-    if t.haz_w == 0:
-        return _npower(x, t.firing), _ONE1
-    alloc = _Alloc(t.firing, t.haz_w)
-    counts = np.zeros(t.firing + 1)
-    counts[-1] = 1.0
-    return alloc.renewal(counts, x)
+    return b
+
+
+def cost_hazard(cost: _Cost, tests: int, groups: Sequence[tuple[int, int, int]]) -> None:
+    """The Hazardous tests' chain: a step per test over the wounds of the models taking them."""
+    if tests and groups and groups[0][1]:
+        size = min(sum(models * w for models, w, _ in groups), 3 * tests) + 1
+        cost.add(f"resolving {tests} Hazardous tests on {sum(m for m, _, _ in groups)} models",
+                 tests * (4 * _S_SHIFT * size + 5 * _S_CALL), 8.0 * 12 * size)
 
 
 # --- cost estimate: nothing large is computed before it --------------------------------------
@@ -1188,9 +1228,6 @@ def _cost_attacks(cost: _Cost, t: _Tables) -> None:
             values = int(flagged.max()) - a_lo + 2 if flagged.size else 0
             seconds += values * t.firing * 3 * _conv_s(top / 2, a_hi + 1)
         cost.add(f"rolling the Attacks of {t.firing} models", seconds, 8.0 * 4 * top)
-    if t.hazardous and t.haz_w:
-        seconds, n_bytes = _renewal_s(t.firing, t.haz_w, 3 * t.firing, np.ones(4), True)
-        cost.add(f"resolving the Hazardous tests of {t.firing} models of W{t.haz_w}", seconds, n_bytes)
     cost.check()
 
 
@@ -1289,8 +1326,13 @@ def _cost_spill(cost: _Cost, t: _Tables, n_max: int, size: int, d: _Tri) -> None
 
 
 # --- the engine -------------------------------------------------------------------------------
-def run(inputs: KernelInputs, *, stages: bool = True) -> DamageResult:
+def run(inputs: KernelInputs, *, stages: bool = True,
+        hazard: tuple[int, Sequence[tuple[int, int, int]]] | None = None) -> DamageResult:
     """The exact distributions of what ``inputs`` does (see the module docstring).
+
+    ``hazard``: the Hazardous tests and the models taking their mortal wounds (:func:`hazardous`;
+    a whole attack's, :class:`mathhammer.compile.UnitInputs`); None: what ``inputs`` says
+    (:func:`mathhammer.compile.pair_hazard`).
 
     Returns a DamageResult with method "exact": damage (wounds lost by the target after Feel No
     Pain and allocation), models destroyed, the per-stage breakdown (``stages``) and the
@@ -1302,7 +1344,9 @@ def run(inputs: KernelInputs, *, stages: bool = True) -> DamageResult:
     """
     start = time.perf_counter()
     t = _Tables(inputs)
+    tests, carriers = hazard if hazard is not None else (t.firing if t.hazardous else 0, pair_hazard(inputs))
     cost = _Cost()
+    cost_hazard(cost, tests, carriers)
     _cost_attacks(cost, t)
     p_attacks = _trim_tail(_attacks(t))
     _cost_counters(cost, t, p_attacks, stages)
@@ -1346,11 +1390,11 @@ def run(inputs: KernelInputs, *, stages: bool = True) -> DamageResult:
         values = (p_attacks, hits, crits, _counter(t, p_attacks, (_WOUNDS,)), crit_wounds, lethal, devastating,
                   unsaved, before, after)
         breakdown = {key: _trim(v) for key, v in zip(_STAGE_KEYS, values, strict=True)}
-    hazard = hazard_models = None
-    if t.hazardous:
-        lost, dead = _hazardous(t)
-        hazard, hazard_models = _trim(lost), _trim(dead)
+    lost_to_hazard = hazard_models = None
+    if tests:
+        lost, dead = hazardous(tests, carriers)
+        lost_to_hazard, hazard_models = _trim(lost), _trim(dead)
     seconds = time.perf_counter() - start
     return DamageResult(method="exact", trials=None, seed=None, damage=_trim(damage), models_destroyed=_trim(models),
                         target_models=int(inputs.target_models), seconds=seconds, stages=breakdown,
-                        hazardous=hazard, hazard_models=hazard_models)
+                        hazardous=lost_to_hazard, hazard_models=hazard_models)

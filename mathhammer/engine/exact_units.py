@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from ..codes import Flag, Param, Stage
+from ..codes import Param, Stage
 from ..errors import NotExactError
 from ..result import DamageResult, Distribution, GroupResult, WeaponShare
 from . import exact
@@ -77,15 +77,14 @@ from .exact import (
     _counter,
     _damage_tri,
     _fnp_tri,
-    _hazardous,
-    _renewal_s,
     _Tables,
     _trim,
     _trim_tail,
+    hazardous,
 )
 
 if TYPE_CHECKING:
-    from ..compile import KernelInputs, UnitInputs
+    from ..compile import UnitInputs
 
 __all__ = ["run"]
 
@@ -487,7 +486,7 @@ def _unallocated_stages(u: UnitInputs) -> dict[str, Distribution]:
     before and after Feel No Pain (exact.run), independent between weapon groups, convolved."""
     totals: dict[str, Array] = {}
     for row in u.pairs:
-        r = exact.run(row[0], stages=True)
+        r = exact.run(row[0], stages=True, hazard=(0, ()))
         for key in _AFTER_SAVE_KEYS:
             totals[key] = _convolve(totals.get(key, _ONE1), r.stages[key].probabilities)
     return {key: _trim(totals[key]) for key in _AFTER_SAVE_KEYS}
@@ -515,7 +514,7 @@ def _unlimited(u: UnitInputs, stages: bool) -> _Parts:
     cost = _Cost()
     _cost_hazard(cost, u)
     cost.check()
-    results = [exact.run(row[0], stages=stages) for row in u.pairs]
+    results = [exact.run(row[0], stages=stages, hazard=(0, ())) for row in u.pairs]
     damage = _ONE1
     totals: dict[str, Array] = {}
     for r in results:
@@ -531,28 +530,14 @@ def _unlimited(u: UnitInputs, stages: bool) -> _Parts:
     return _trim(damage), none, breakdown, groups, shares
 
 
-def _hazard_pair(u: UnitInputs) -> KernelInputs | None:
-    return next((row[0] for row in u.pairs if int(row[0].params[Param.FLAGS]) & Flag.HAZARDOUS), None)
-
-
 def _cost_hazard(cost: _Cost, u: UnitInputs) -> None:
-    pair = _hazard_pair(u)
-    if pair is None or not u.hazard_firing:
-        return
-    w = int(pair.params[Param.HAZARD_WOUNDS])
-    if w:
-        n = u.hazard_firing
-        seconds, n_bytes = _renewal_s(n, w, 3 * n, np.ones(4), True)
-        cost.add(f"resolving the Hazardous tests of {n} models of W{w}", seconds, n_bytes)
+    exact.cost_hazard(cost, u.hazard_firing, u.hazard_groups)
 
 
 def _hazard(u: UnitInputs) -> tuple[Distribution | None, Distribution | None]:
     """R-9.7: one test per Hazardous weapon fired (a model carrying two makes two), after all
-    the attacks, on the firing unit (the wounded model first, excess lost)."""
-    pair = _hazard_pair(u)
-    if pair is None or not u.hazard_firing:
+    the attacks, on the models of the firing unit that carry them (:func:`exact.hazardous`)."""
+    if not u.hazard_firing:
         return None, None
-    t = _Tables(pair)
-    t.firing = u.hazard_firing
-    lost, dead = _hazardous(t)
+    lost, dead = hazardous(u.hazard_firing, u.hazard_groups)
     return _trim(lost), _trim(dead)

@@ -61,8 +61,8 @@ _TAIL = 2
 #: handing a share to the second thread and collecting it costs about 50 microseconds.
 _PARALLEL_SECONDS = 0.0002
 
-#: Flag.HAZARDOUS and Flag.STAGES as plain ints (an enum's operators cost microseconds).
-_HAZARDOUS, _STAGES = int(Flag.HAZARDOUS), int(Flag.STAGES)
+#: Flag.STAGES as a plain int (an enum's operators cost microseconds).
+_STAGES = int(Flag.STAGES)
 
 #: Whether a compile shows seconds elapsed on a terminal (set by :func:`live_compile_status`).
 _LIVE: ContextVar[bool] = ContextVar("mathhammer_live_compile_status", default=False)
@@ -193,11 +193,8 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
     unit = np.zeros(len(UnitParam), dtype=np.int64)
     unit[UnitParam.BODYGUARD] = u.bodyguard_groups
     unit[UnitParam.WOUNDS_LEFT] = u.wounds_left
-    # the firing models that make Hazardous tests: how many, their W and Feel No Pain (from the
-    # first Hazardous weapon group: every group's pair says the same of the attacking unit)
-    hazard = next((g for g, f in enumerate(u.params[:, 0, Param.FLAGS].tolist()) if f & _HAZARDOUS), 0)
-    attacker = np.array([[u.hazard_firing, int(u.params[hazard, 0, Param.HAZARD_WOUNDS]),
-                          int(u.params[hazard, 0, Param.HAZARD_FNP])]], dtype=np.int64)
+    # the Hazardous tests, then the models that take their mortal wounds (models, W, Feel No Pain)
+    attacker = np.array([[u.hazard_firing, 0, 0], *(u.hazard_groups or ((0, 0, 7),))], dtype=np.int64)
     streams = kernel.new_streams(chunk_seeds(seed, n))
     batch = np.zeros(n, dtype=np.int64)
     tables = kernel.simulation_tables(u.stages, u.rolls, u.roll_maps, params, u.stage_offsets, u.single)

@@ -279,28 +279,31 @@ def _allocate(unsaved, pending, command, flags, groups, rolls, roll_maps, roll_f
 
 
 @jit
-def _hazardous(firing, groups, haz_fnp, buf, pos, s):
-    """Hazardous (R-9.7): one test per firing model; each 1 is 3 mortal wounds to one model of
-    ``groups`` (the firing models: (firing, W), W 0 when unknown; the wounded one first, by
-    :func:`_take`), Feel No Pain per point, excess lost. Returns (wounds lost, models lost, pos, s)."""
+def _hazardous(attacker, buf, pos, s):
+    """Hazardous (R-9.7): ``attacker[0, 0]`` tests (one per Hazardous weapon fired); each 1 is 3
+    mortal wounds to one model of the groups ``attacker[1:]`` ((models, W, Feel No Pain) in the
+    order they take them; W 0 when unknown): the wounded one first (:func:`_take`), its Feel No
+    Pain for each, excess lost. Returns (wounds lost, models lost, pos, s)."""
     lost = 0
     dead = 0
-    group = 0
-    left = groups[0, 0]
-    w = groups[0, 1]
-    for _h in range(firing):
+    group = 1
+    end = attacker.shape[0]
+    left = attacker[1, 0]
+    w = attacker[1, 1]
+    for _h in range(attacker[0, 0]):
         f, pos, s = d6(buf, pos, s)
         if f != 1:
             continue
         mw = 3
-        if haz_fnp < 7:
+        fnp = attacker[group, 2]
+        if fnp < 7:
             for _p in range(3):
                 g, pos, s = d6(buf, pos, s)
-                mw -= g >= haz_fnp
-        if groups[0, 1] == 0:
+                mw -= g >= fnp
+        if attacker[1, 1] == 0:
             lost += mw
         else:
-            take, killed, group, left, w = _take(mw, group, left, w, 1, groups)
+            take, killed, group, left, w = _take(mw, group, left, w, end, attacker)
             lost += take
             dead += killed >= 0
     return lost, dead, pos, s
@@ -677,7 +680,7 @@ def _run_units(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
             if fnp_any:  # else the engine copies DAMAGE_BEFORE_FNP: the same
                 _count_at(out_stages, out_over, 9, b9, l9, after, 1)
         if hazard_firing > 0:
-            lost, dead, pos, s = _hazardous(hazard_firing, attacker, attacker[0, 2], buf, pos, s)
+            lost, dead, pos, s = _hazardous(attacker, buf, pos, s)
             out_hazard[lost] += 1
             out_hazard_models[dead] += 1
     if keep_stages:
@@ -982,7 +985,7 @@ def _run_fast(stages, rolls, roll_maps, roll_flags, params, groups, attacker, st
             if fnp:  # else the engine copies DAMAGE_BEFORE_FNP: the same
                 _count_at(out_stages, out_over, 9, b9, l9, after, 1)
         if hazardous:
-            lost, dead, pos, s = _hazardous(firing, attacker, params[P_HAZ_FNP], buf, pos, s)
+            lost, dead, pos, s = _hazardous(attacker, buf, pos, s)
             out_hazard[lost] += 1
             out_hazard_models[dead] += 1
     if keep_stages:
@@ -1016,7 +1019,8 @@ def run_chunks(stages, rolls, roll_maps, roll_flags, params, groups, unit, attac
     groups: int64[J, 3]  (models, W (0: unlimited), leader) of each model group in allocation order
     unit: int64[2]  (Bodyguard groups: groups 0 .. unit[0] - 1 take attacks first; wounds left of the
         first model, 0: untouched)
-    attacker: int64[1, 3]  (models making Hazardous tests, their W (0: unknown), their Feel No Pain (7: none))
+    attacker: int64[1 + H, 3]  (Hazardous tests, 0, 0), then (models, W (0: unknown), Feel No Pain (7: none))
+              of each group of models taking their mortal wounds, in order (H >= 1)
     streams: uint64[n_chunks, N_STREAM]  each chunk's random stream (S_POS, ...), advanced in place;
         a new chunk's row is (BUFFER, seed, 0, 0) (mathhammer.kernel.new_streams)
     chunk_trials: int64[n_chunks]  trials to run now in each chunk (0 for a finished chunk)
