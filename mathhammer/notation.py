@@ -232,7 +232,8 @@ def _plus(key: str, val: str, what: str, lo: int = 2, hi: int = 6) -> int:
 
 def _int(key: str, val: str, what: str, hi: int, lo: int = 1) -> int:
     if not re.fullmatch(r"[0-9]+", val, re.ASCII) or not lo <= dice.bounded_int(val) <= hi:
-        raise ProfileError(f"{key} must be a whole number from {lo} to {hi}", where=what, value=f"{key}{val}")
+        shown = f"{key}={val}" if key == "WOUNDS-LEFT" else f"{key}{val}"  # as the notation writes it
+        raise ProfileError(f"{key} must be a whole number from {lo} to {hi}", where=what, value=shown)
     return int(val)
 
 

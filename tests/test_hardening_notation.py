@@ -20,7 +20,7 @@ from mathhammer.describe import weapon_line
 from mathhammer.errors import InputError, ProfileError
 from mathhammer.limits import MAX_AP, MAX_CHARACTERISTIC, MAX_RANGE, MAX_TARGET_MODELS, MAX_WOUNDS
 from mathhammer.model import Ability, AbilitySpec, DiceExpr, ModelStats, Unit, Weapon, unit_target
-from mathhammer.notation import parse_ability, parse_target, parse_weapon, parse_weapon_noted
+from mathhammer.notation import parse_ability, parse_target, parse_target_unit, parse_weapon, parse_weapon_noted
 from mathhammer.resolve import resolve_target, resolve_weapon
 
 runner = CliRunner()
@@ -340,3 +340,11 @@ def test_odd_but_unambiguous_inputs_are_accepted(weapon: str) -> None:
     r = cli("shoot", weapon, "-t", TARGET, "--exact")
     assert r.exit_code == 0, r.output
     assert "Warning" not in r.stderr
+
+
+@pytest.mark.parametrize("token", ["WOUNDS-LEFT=0", "WOUNDS-LEFT=1001"])
+def test_a_wounds_left_out_of_range_is_shown_as_written(token: str) -> None:
+    """The offending value is the token as the notation writes it (it said 'WOUNDS-LEFT0')."""
+    with pytest.raises(ProfileError) as e:
+        parse_target_unit(f"T4 SV3+ W2 MODELS3 {token}")
+    assert e.value.value == token and "WOUNDS-LEFT must be a whole number from 1 to" in e.value.message()
