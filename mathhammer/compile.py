@@ -322,9 +322,10 @@ def hazard_carriers(attacker: Unit | None, fired: Sequence[tuple[str, int]]) -> 
 
     A statline's models are its share of the weapons fired over the Hazardous weapons each of
     its models carries: two on a model make two tests, not two models; ``--models 2`` doubles
-    them. Weapons no statline carries by default (an option fired as ``UNIT/WEAPON``) are each a
-    model of the most numerous statline. Without an attacker profile (inline weapons), one row
-    of W 0: the wounds are counted, not the models. () when nothing Hazardous is fired."""
+    them. A weapon no statline carries by default (an option fired as ``UNIT/WEAPON``) is each
+    test a model of the statline that may take it (the most numerous of those, else of all).
+    Without an attacker profile (inline weapons), one row of W 0: the wounds are counted, not
+    the models. () when nothing Hazardous is fired."""
     if not sum(n for _, n in fired):
         return ()
     if attacker is None:
@@ -340,11 +341,11 @@ def hazard_carriers(attacker: Unit | None, fired: Sequence[tuple[str, int]]) -> 
         if share:
             rows.append(("CHARACTER" in x.keywords | attacker.keywords, max(1, round(share / each)), x.wounds,
                          x.feel_no_pain or attacker.feel_no_pain or 7))
-    loose = sum(n for name, n in fired if not default[name])
-    if loose:
-        x = max(attacker.models, key=lambda st: st.count)
-        rows.append(("CHARACTER" in x.keywords | attacker.keywords, loose, x.wounds,
-                     x.feel_no_pain or attacker.feel_no_pain or 7))
+    for name, n in fired:
+        if n and not default[name]:  # an option: the statline that may take it (the most numerous)
+            x = max([st for st in attacker.models if name in st.options] or attacker.models, key=lambda st: st.count)
+            rows.append(("CHARACTER" in x.keywords | attacker.keywords, n, x.wounds,
+                         x.feel_no_pain or attacker.feel_no_pain or 7))
     rows.sort(key=lambda r: r[0])  # stable: the statlines' order otherwise
     return tuple((models, w, fnp) for _, models, w, fnp in rows)
 

@@ -105,3 +105,12 @@ def test_hazard_carriers_follow_the_weapons_fired() -> None:
     assert hazard_carriers(unit, [(OTHER.name, 3)]) == ((3, 3, 7),)  # carried by nobody: a model a test
     assert hazard_carriers(None, [(HAZ.name, 5)]) == ((5, 0, 7),)  # no attacker: wounds, not models
     assert hazard_carriers(unit, []) == ()
+
+
+def test_a_hazardous_option_goes_to_the_statline_that_may_take_it() -> None:
+    """A plasma pistol only the W3 Tempestor Prime may take, fired as UNIT/WEAPON: its tests are
+    the Prime's, not one of the four W1 Scions' (the most numerous statline)."""
+    unit = Unit(name="command", models=(_stats("scion", 4, 1, (("hot-shot lasgun", 1),)),
+                                        _stats("prime", 1, 3, (("hot-shot lasgun", 1),), options=(OTHER.name,))),
+                weapons=(HAZ, OTHER))
+    assert hazard_carriers(unit, [(OTHER.name, 1)]) == ((1, 3, 7),)

@@ -303,3 +303,37 @@ def test_m59_the_sample_rosz_files_attach_no_leader(shared_data: Path, name: str
     roster = load_roster(shared_data / "rosters-prettyscribe" / name)
     assert roster.attachments == ()
     assert all(u.attached == () for u in roster.units())
+
+
+def test_m81_two_shield_drones_on_a_model_give_two_wounds(shared_data: Path, lib: Library, tmp_path: Path) -> None:
+    # gwapp-tau.txt lines 102-107: a Commander in Coldstar Battlesuit with 2x Shield Drone and a
+    # Shield Generator; tau-empire.cat line 1094: its statline is W6 with no invulnerable save of
+    # its own; line 776: a Shield Generator is "The bearer has a 4+ invulnerable save."
+    entry = _entry(shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt", lib, 102)
+    assert entry.unit is not None
+    assert [(m.wounds, m.invulnerable) for m in entry.unit.models] == [(8, 4)]
+    assert "Shield Drone: +1 Wounds for 1x Commander in Coldstar Battlesuit (2 each) (ruling M81)" in {
+        n.text for n in entry.notes}
+    # the same item on two lines of one model group counts together: 2 for 2 Shas'ui, one each
+    text = (shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt").read_text(encoding="utf-8")
+    split = text.replace("      2x Gun Drone\n      2x Shield Drone\n",
+                         "      1x Shield Drone\n      2x Gun Drone\n      1x Shield Drone\n", 1)
+    assert split != text
+    (tmp_path / "split.txt").write_text(split, encoding="utf-8")
+    entry = _entry(tmp_path / "split.txt", lib, 17)
+    assert entry.unit is not None
+    assert {m.name: m.wounds for m in entry.unit.models} == {"Crisis Sunforge Shas'vre": 5, "Crisis Sunforge Shas'ui": 5}
+
+
+def test_m81_wargear_that_is_also_a_weapon_fires_and_gives_its_defence(lib: Library, tmp_path: Path) -> None:
+    # adeptus-custodes: a Venatari's "Tarsis buckler" is a melee profile and "The bearer has a
+    # Wounds characteristic of 4." (the Venatari statline is W3)
+    roster = tmp_path / "v.txt"
+    roster.write_text("Test (300 points)\n\nAdeptus Custodes\nStrike Force (2000 points)\n\nOTHER DATASHEETS\n\n"
+                      "Venatari Custodians (210 points)\n  \u2022 3x Venatari Custodian\n"
+                      "    \u2022 3x Tarsis buckler\n      3x Kinetic destroyer\n", encoding="utf-8")
+    r = load_roster(roster, lib)
+    (entry,) = r.entries
+    assert entry.unit is not None, [n.text for n in entry.notes]
+    assert {m.wounds for m in entry.unit.models} == {4}
+    assert any("Tarsis buckler: a Wounds characteristic of 4 for 3x Venatari Custodian" in n.text for n in entry.notes)

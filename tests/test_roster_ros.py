@@ -389,6 +389,27 @@ def test_a_shield_drones_wound_counts_when_its_bearer_is_shot(tmp_path: Path) ->
         assert result.models_destroyed.mean() == pytest.approx(float(killed))
 
 
+def test_m81_pieces_add_up_and_a_set_wounds_comes_first(tmp_path: Path) -> None:
+    """Two selections of one piece, or one of number 2 per model, add twice; "Add 1" listed
+    before "a Wounds characteristic of 4" still gives 4 + 1 (R-0.2: set, then add)."""
+    add = "Add 1 to the bearer's Wounds characteristic."
+    text = _bearing(_bearing(ROS, add), add)  # two selections under each group, one per model each
+    squad = load_roster(_write(tmp_path, "a.ros", text)).entries[0]
+    assert squad.unit is not None and {m.wounds for m in squad.unit.models} == {4}  # W2 + 2
+    text = _bearing(ROS, add, sergeant=2, troopers=8)  # one selection, 2 a model
+    squad = load_roster(_write(tmp_path, "b.ros", text)).entries[0]
+    assert squad.unit is not None and {m.wounds for m in squad.unit.models} == {4}
+    text = _bearing(_bearing(ROS, add).replace('name="Gear"', 'name="Drone"'),
+                    "The bearer has a Wounds characteristic of 4.")  # the Drone's "Add 1" listed first
+    assert text.index('name="Drone"') < text.index('name="Gear"')
+    squad = load_roster(_write(tmp_path, "c.ros", text)).entries[0]
+    assert squad.unit is not None and {m.wounds for m in squad.unit.models} == {5}
+    # 5 for 4 Troopers: one each, and one more that is not given
+    squad = load_roster(_write(tmp_path, "d.ros", _bearing(ROS, add, troopers=5))).entries[0]
+    assert squad.unit is not None and {m.wounds for m in squad.unit.models} == {3}
+    assert any(n.text.startswith("Gear: 5 for 4 Trooper: 1 each, and 1 more (+1 Wounds) not given") for n in squad.notes)
+
+
 def test_m79_a_lance_that_shoots_and_fights_and_powers_that_are_no_weapon(tmp_path: Path) -> None:
     """One selection with a 12" profile and strike and sweep melee profiles (as a Cerastus
     shock lance in the catalogue): the knight shoots with the first and fights with the strike

@@ -324,18 +324,23 @@ class _Walker:
         pick = next((i for i, (c, lk) in enumerate(members)
                      if default and default in (c.get("id"), lk.get("id") if lk is not None else None,
                                                 lk.get("targetId") if lk is not None else None)), None)
+        guess = None
         if pick is not None:
             amounts[pick] = max(amounts[pick], low - (sum(amounts) - amounts[pick]), 1)
         elif low > sum(amounts) and members and count > 0:
             amounts[0] += low - sum(amounts)
+            guess = 0
             acc.guessed.append(f"{group.get('name', '')}: took {members[0][0].get('name', '')} (no default given)")
-        for (child, lk), n in zip(members, amounts, strict=True):
+        for i, ((child, lk), n) in enumerate(zip(members, amounts, strict=True)):
             ident = child.get("id", "")
             if child.tag == "selectionEntry":
+                found = len(acc.defences)
                 self._own_profiles(child, lk, count * n, acc, owner)
                 self._bearer(child, lk, count * n, acc)
                 self._walk(child, count * n, acc, depth + 1, stack | {ident}, _clean(child.get("name", "")),
                            self._carrier(child, lk))
+                if i == guess:  # a guessed choice fires, but gives no statline defences (it may well be another)
+                    acc.defences[found:] = [(a, given, 0) for a, given, _n in acc.defences[found:]]
             else:
                 self._group(child, lk, count * max(n, 1) if n else count, acc, depth + 1, stack | {ident}, owner)
 
@@ -562,8 +567,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
                 loadout[wname] = loadout.get(wname, 0) + n
             elif wname not in options:
                 options.append(wname)
-        for other in optional:
-            for profile, _n, owner, carrier in walker.gear(other, None).items:
+        others = [walker.gear(other, None) for other in optional]
+        for other_gear in others:
+            for profile, _n, owner, carrier in other_gear.items:
                 wname = add_weapon(profile, owner)
                 carried_by(carrier, wname)
                 if wname is not None and wname not in options:
@@ -583,7 +589,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
         if every:
             borne.append((stat_out, every))
         optional_gear += [(a, given) for a, given, n in gear.defences if n == 0]
-        optional_gear += [(a, given) for other in optional for a, given, _n in walker.gear(other, None).defences]
+        optional_gear += [(a, given) for other in others for a, given, _n in other.defences]
     if not models:
         if not result.problems:
             result.problems.append(Problem(name, "unit", "no readable statline"))
@@ -612,8 +618,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     # statline (a statline has at least one model); their weapons are the main statline's options
     main = max(models, key=lambda m: m["count"])
     for other in walker.unplaced if not _is_model(unit) else ():
-        optional_gear += [(a, given) for a, given, _n in walker.gear(other, None).defences]
-        for profile, _n, owner, carrier in walker.gear(other, None).items:
+        other_gear = walker.gear(other, None)
+        optional_gear += [(a, given) for a, given, _n in other_gear.defences]
+        for profile, _n, owner, carrier in other_gear.items:
             wname = add_weapon(profile, owner)
             carried_by(carrier, wname)
             if wname is not None and wname not in main.get("options", []) and not _carried(main, wname):
@@ -636,10 +643,8 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     data["models"] = models
     data.update(defences(abilities))
     for stat_out, every in borne:  # a Storm shield's Wounds, a Weavefield crest's save (ruling M81)
-        for aname, given, _n in every:
-            why = give_bearer(stat_out, given, data)
-            if why is not None:
-                result.assumptions.append(f"{name}: model {stat_out['name']!r}: {aname}: {why}")
+        for why in give_bearer(stat_out, every, data):
+            result.assumptions.append(f"{name}: model {stat_out['name']!r}: {why}")
     unmodelled: list[str] = []
     unit_abilities: list[str] = data.pop("abilities", [])
     rules: list[str] = []

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..bsdata import convert
 from ..errors import ProfileError
-from ..model import ModelStats, Unit, Wargear, Weapon, describe_gives
+from ..model import ModelStats, Unit, Wargear, Weapon, describe_gives, not_borne
 from ..profiles import Library
 from ..rules import fired_profiles
 from .loadout import attacking, spread
@@ -179,15 +179,20 @@ class _Weapons:
         return [w.name for w in family if w in chosen], note
 
 
-def _bear(groups: list[ModelStats], wargear: Wargear, n: int, m: RosterModel, unit: Unit, notes: list[Note],
-          line: int) -> list[ModelStats]:
-    """``groups`` (the statlines of roster model group ``m``) with what ``n`` of ``wargear`` give
-    their bearers when every model carries one (ruling M81, as :func:`convert.give_bearer` gives
-    it), else unchanged; a note says which."""
-    given = dict(wargear.gives)
-    if n < m.count:
-        notes.append(Note(line, f"{wargear.name}: {n} of {m.count} {m.name} bear {describe_gives(wargear.gives)}, "
-                                "not given (the roster does not say which models)"))
+def _bear(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: RosterModel, unit: Unit,
+          notes: list[Note], line: int) -> list[ModelStats]:
+    """``groups`` (the statlines of roster model group ``m``) with what the wargear listed for
+    it gives (``borne``: each piece and how many are listed): every model bears the same
+    number of each, as :func:`convert.give_bearer` gives it (ruling M81); notes say what is
+    given, and what is left over (the roster does not say which models bear it)."""
+    pieces = []
+    for wargear, n in borne:
+        each, rest = divmod(n, m.count)
+        if rest:
+            notes.append(Note(line, not_borne(wargear.name, wargear.gives, n, each, rest, m.count, m.name)))
+        if each:
+            pieces.append((wargear.name, dict(wargear.gives), each))
+    if not pieces:
         return groups
     own: dict[str, Any] = {"feel_no_pain": unit.feel_no_pain} if unit.feel_no_pain else {}
     if unit.invulnerable:
@@ -196,13 +201,12 @@ def _bear(groups: list[ModelStats], wargear: Wargear, n: int, m: RosterModel, un
     for g in groups:
         stats: dict[str, Any] = {"W": g.wounds, **{k: v for k, v in (("invulnerable", g.invulnerable),
                                                                    ("feel_no_pain", g.feel_no_pain)) if v}}
-        why = convert.give_bearer(stats, given, own)
-        if why is not None:
-            whys.add(why)
+        whys.update(convert.give_bearer(stats, pieces, own))
         out.append(replace(g, wounds=stats["W"], invulnerable=stats.get("invulnerable"),
                            feel_no_pain=stats.get("feel_no_pain")))
-    notes += [Note(line, f"{wargear.name}: {why}") for why in sorted(whys)]
-    notes.append(Note(line, f"{wargear.name}: {describe_gives(wargear.gives)} for {m.count}x {m.name} (ruling M81)"))
+    notes += [Note(line, why) for why in sorted(whys)]
+    notes += [Note(line, f"{name}: {describe_gives(given.items())} for {m.count}x {m.name}"
+                         f"{f' ({each} each)' if each > 1 else ''} (ruling M81)") for name, given, each in pieces]
     return out
 
 
@@ -283,14 +287,16 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
         # weapons may follow them
         under: list[tuple[str, list[str], int]] = []
         repeated: list[tuple[str, str, list[str]]] = []  # (item, its carrier, weapons) listed under it
-        borne: list[tuple[Wargear, int]] = []  # wargear that changes its bearers' defences (ruling M81)
+        borne: dict[str, tuple[Wargear, int]] = {}  # wargear that changes its bearers' defences (ruling M81)
         for item, n in m.weapons:
             names, note = weapons.resolve(item, carried)
             if note:
                 notes.append(Note(m.line or entry.line, note))
-            if not names and key(item) in gear:
-                borne.append((gear[key(item)], n))
-                continue
+            piece = gear.get(key(item))
+            if piece is not None:  # (a Tarsis buckler is also a weapon: it fires too)
+                borne[piece.name] = (piece, borne.get(piece.name, (piece, 0))[1] + n)
+                if not names:
+                    continue
             if not names:
                 unfired[clean(item)] = None
             if names and weapons.by_carrier(item):
@@ -318,8 +324,8 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
             else:
                 totals.append((w, n))
         mine = [replace(st, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
-        for piece, n in borne:
-            mine = _bear(mine, piece, n, m, found, notes, m.line or entry.line)
+        if borne:
+            mine = _bear(mine, list(borne.values()), m, found, notes, m.line or entry.line)
         groups += mine
     if unfired:
         notes.append(Note(entry.line, f"not weapons of {found.name} in the library, kept as wargear (not fired): "

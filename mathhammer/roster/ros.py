@@ -40,7 +40,7 @@ from ..bsdata import convert
 from ..bsdata.xmlsafe import parse_xml
 from ..errors import ProfileError
 from ..limits import MAX_ATTACKING_MODELS
-from ..model import Unit, describe_gives
+from ..model import Unit, not_borne
 from ..profiles.schema import _Reader, _unit
 from ..rules import fired_profiles
 from .loadout import attacking, spread
@@ -279,24 +279,32 @@ def _bearer_defences(model: Element, u: _Unit) -> list[tuple[str, dict[str, int]
 def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Element, int,
                                                       list[tuple[str, dict[str, int], int]]]],
                           unit: dict[str, Any]) -> set[str]:
-    """Give each model group whose every model bears wargear that gives defences (``borne``: its
-    statlines, its selection, its number of models and what it bears) those defences
-    (:func:`convert.give_bearer`; ``unit``: the unit's profile so far); a note where only some of
-    the group bear it, or where an invulnerable save cannot be given. Returns the keys of the
-    abilities so modelled."""
+    """Give each model group what the wargear its models bear gives them (``borne``: its
+    statlines, its selection, its number of models and the pieces under it;
+    :func:`convert.give_bearer`, ``unit``: the unit's profile so far): every model bears the
+    same number of each piece, the pieces of a name added up (two Shield Drones on each model
+    give +2 Wounds); a note for what is left over (the roster does not say which models bear
+    it) and where an invulnerable save cannot be given. Returns the keys of the abilities so
+    modelled."""
     modelled: set[str] = set()
     for statlines, ms, n, given_by in borne:
+        where = u.lines.of(ms) or u.line
+        counts: dict[str, tuple[dict[str, int], int]] = {}
         for name, given, bearers in given_by:
-            where = u.lines.of(ms) or u.line
-            if bearers < n:
-                u.notes.append(Note(where, f"{name}: {bearers} of {n} {ms.get('name')} bear "
-                                           f"{describe_gives(given.items())}, not given (the roster does not say "
-                                           "which models)"))
-                continue
-            whys = {why for m in statlines if (why := convert.give_bearer(m, given, unit)) is not None}
-            u.notes += [Note(where, f"{name}: {why}") for why in sorted(whys)]
-            if not whys or len(given) > 1:
-                modelled.add(key(name))
+            counts[name] = (given, counts.get(name, (given, 0))[1] + bearers)
+        pieces = []
+        for name, (given, bearers) in counts.items():
+            each, rest = divmod(bearers, n)
+            if rest:
+                u.notes.append(Note(where, not_borne(name, given.items(), bearers, each, rest, n, ms.get("name"))))
+            if each:
+                pieces.append((name, given, each))
+        whys: set[str] = set()
+        for m in statlines:
+            whys.update(convert.give_bearer(m, pieces, unit))
+        u.notes += [Note(where, why) for why in sorted(whys)]
+        modelled |= {key(name) for name, given, _ in pieces
+                     if len(given) > 1 or not any(w.startswith(f"{name}: ") for w in whys)}
     return modelled
 
 
