@@ -67,15 +67,13 @@ class Command(IntEnum):
 
 
 class Param(IntEnum):
-    """Entries of ``params: int64[7]``."""
+    """Entries of ``params: int64[5]``."""
 
     FLAGS = 0
     FIRING_MODELS = 1
     TARGET_MODELS = 2
     TARGET_WOUNDS = 3  # per model; 0 = unlimited wounds
     COMMAND = 4  # Command
-    HAZARD_WOUNDS = 5  # wounds of a firing model, for Hazardous tests; 0 = unknown
-    HAZARD_FNP = 6  # the firing unit's Feel No Pain (7 = none)
 
 
 class Flag(IntFlag):

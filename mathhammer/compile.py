@@ -48,7 +48,7 @@ from .model import (
 )
 
 __all__ = ["STAGE_CAP", "Compiled", "KernelInputs", "Plan", "UnitInputs", "check_monte_carlo", "compile_matchup",
-           "hazard_carriers", "monte_carlo_bytes", "monte_carlo_threads", "pair_hazard"]
+           "hazard_carriers", "monte_carlo_bytes", "monte_carlo_threads"]
 
 #: Most bins a Monte Carlo stage histogram keeps one by one: values 0 .. STAGE_CAP - 1, and
 #: STAGE_CAP meaning "STAGE_CAP or more" (the kernel keeps the sum and sum of squares of those,
@@ -64,7 +64,7 @@ class KernelInputs:
     """Read-only, C-contiguous arrays for the kernels (layout in :mod:`mathhammer.codes`).
 
     stages: int8[4, 36]; rolls: int64[3, 2]; roll_maps: int64[3, MAX_RAW + 1];
-    roll_flags: int8[3, MAX_RAW + 1]; params: int64[7]; stage_offsets: int64[11].
+    roll_flags: int8[3, MAX_RAW + 1]; params: int64[5]; stage_offsets: int64[11].
     ``damage_max`` bounds the damage histogram, ``target_models`` sizes the models histogram,
     ``hazard_max`` the Hazardous histogram. Each stage histogram is as long as the largest count
     that stage can reach, capped at STAGE_CAP (its last bin then holds every value from
@@ -82,6 +82,9 @@ class KernelInputs:
     target_models: int
     hazard_max: int
     stage_largest: tuple[int, ...]
+    #: the models taking the mortal wounds of this weapon's Hazardous tests, alone
+    #: (:func:`hazard_carriers`); a whole attack's are :attr:`UnitInputs.hazard_groups`
+    hazard_groups: tuple[tuple[int, int, int], ...] = ()
 
     def stage_capped(self, i: int) -> bool:
         """Whether stage histogram ``i`` (a StageCount) stops short of its largest count: its
@@ -891,16 +894,14 @@ class _Compiler:
         self.notes.stage = "after"
         m, n = self.m, self.notes
         w, t, ctx = m.weapon, m.target, m.context
-        hazard_w, hazard_fnp = 0, 7
+        hazard: tuple[tuple[int, int, int], ...] = ()
         if w.has(Ability.HAZARDOUS):
             self.flags |= Flag.HAZARDOUS
+            hazard = hazard_carriers(m.attacker, [(w.name, ctx.firing_models)])
             if m.attacker is not None:
-                carriers = [x for x in m.attacker.models if any(name == w.name for name, _ in x.loadout)]
-                model = max(carriers or m.attacker.models, key=lambda x: x.count)
-                hazard_w, hazard_fnp = model.wounds, model.feel_no_pain or m.attacker.feel_no_pain or 7
                 n.rule("R-9.7", "HAZARDOUS: one test per Hazardous weapon fired; each 1 is 3 mortal wounds to one "
-                       f"model carrying one ({', '.join(f'W{x.wounds} {x.name}' for x in carriers or [model])}: "
-                       "the wounded one first, then models that are not CHARACTERs; excess lost)")
+                       f"model carrying one ({', '.join(f'{k}x W{wounds}' for k, wounds, _ in hazard)}: the wounded "
+                       "one first, then models that are not CHARACTERs; excess lost)")
             else:
                 n.rule("R-9.7", "HAZARDOUS: one test per Hazardous weapon fired; each 1 is 3 mortal wounds "
                        "(the attacker's profile is unknown: models lost are not counted)")
@@ -912,13 +913,11 @@ class _Compiler:
         params[Param.TARGET_MODELS] = t.models
         params[Param.TARGET_WOUNDS] = t.wounds or 0
         params[Param.COMMAND] = Command[ctx.command_reroll.name]
-        params[Param.HAZARD_WOUNDS] = hazard_w
-        params[Param.HAZARD_FNP] = hazard_fnp
         inputs = KernelInputs(stages=_frozen(self.stages), rolls=_frozen(self.rolls), roll_maps=_frozen(self.maps),
                               roll_flags=_frozen(self.flags_rows), params=_frozen(params),
                               stage_offsets=_frozen(offsets),
                               damage_max=damage_max, target_models=t.models, hazard_max=3 * ctx.firing_models,
-                              stage_largest=tuple(largest))
+                              stage_largest=tuple(largest), hazard_groups=hazard)
         n.rule("", "thresholds: " + self._words())
         plan = Plan(hit=self.info["hit"], wound=self.info["wound"], save=self.info["save"], damage=self.info["damage"],
                     words=self._words(), explain=tuple(n.explain), warnings=tuple(n.warnings),
@@ -1014,16 +1013,8 @@ def as_unit(inputs: KernelInputs | UnitInputs) -> UnitInputs:
                       groups=_frozen(np.array([[models, wounds, 0]], dtype=np.int64)),
                       stage_offsets=inputs.stage_offsets, stage_largest=inputs.stage_largest,
                       damage_max=inputs.damage_max, target_models=inputs.target_models, hazard_firing=hazard,
-                      hazard_max=3 * hazard, hazard_groups=pair_hazard(inputs), **stack)
+                      hazard_max=3 * hazard, hazard_groups=inputs.hazard_groups, **stack)
 
-
-def pair_hazard(inputs: KernelInputs) -> tuple[tuple[int, int, int], ...]:
-    """What one pair's tables say of the models taking its Hazardous tests' mortal wounds (as
-    :attr:`UnitInputs.hazard_groups`): each test a model of the statline they name."""
-    params = inputs.params
-    if not params[Param.FLAGS] & Flag.HAZARDOUS:
-        return ()
-    return ((int(params[Param.FIRING_MODELS]), int(params[Param.HAZARD_WOUNDS]), int(params[Param.HAZARD_FNP])),)
 
 
 def histogram_widths(inputs: UnitInputs) -> tuple[int, ...]:

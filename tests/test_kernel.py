@@ -24,8 +24,8 @@ def _inputs(weapon: str = "A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", target: str 
 def test_kernel_constants_match_codes() -> None:
     assert (simulate.HIT, simulate.WOUND, simulate.SAVE, simulate.FEEL_NO_PAIN) == tuple(codes.Stage)
     assert (simulate.ATTACKS, simulate.SUSTAINED, simulate.DAMAGE) == tuple(codes.Roll)
-    assert (simulate.P_FLAGS, simulate.P_FIRING, simulate.P_MODELS, simulate.P_WOUNDS, simulate.P_COMMAND,
-            simulate.P_HAZ_WOUNDS, simulate.P_HAZ_FNP) == tuple(codes.Param)
+    assert (simulate.P_FLAGS, simulate.P_FIRING, simulate.P_MODELS, simulate.P_WOUNDS,
+            simulate.P_COMMAND) == tuple(codes.Param)
     assert (simulate.F_TORRENT, simulate.F_LETHAL, simulate.F_DEVASTATING, simulate.F_SPILL, simulate.F_FNP,
             simulate.F_HAZARDOUS, simulate.F_STAGES, simulate.F_PRECISION, simulate.F_SAME_SAVES) == \
         tuple(int(f) for f in codes.Flag)

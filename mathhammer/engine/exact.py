@@ -55,7 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..codes import Command, Flag, Param, Roll, RollFlag, Stage, StageCount
-from ..compile import STAGE_CAP, pair_hazard
+from ..compile import STAGE_CAP
 from ..errors import NotExactError
 from ..limits import EXACT_MAX_BYTES, EXACT_MAX_SECONDS, size_text
 from ..result import DamageResult, Distribution
@@ -77,7 +77,7 @@ _S_HIT, _S_WOUND, _S_SAVE, _S_FNP = (int(s) for s in (Stage.HIT, Stage.WOUND, St
 _R_ATTACKS, _R_SUSTAINED, _R_DAMAGE = (int(r) for r in (Roll.ATTACKS, Roll.SUSTAINED, Roll.DAMAGE))
 _RF_REROLL, _RF_BELOW = int(RollFlag.REROLL), int(RollFlag.BELOW_AVERAGE)
 assert (int(Param.FLAGS), int(Param.FIRING_MODELS), int(Param.TARGET_MODELS), int(Param.TARGET_WOUNDS),
-        int(Param.COMMAND), int(Param.HAZARD_WOUNDS), int(Param.HAZARD_FNP)) == tuple(range(7))
+        int(Param.COMMAND)) == tuple(range(5))
 #: Columns of a lone die (face - 1) * 7 in a ``stages`` row.
 _LONE = np.arange(6) * 7
 #: Counters that a generating function can track (the kernel's StageCount 1..7, less one).
@@ -374,7 +374,7 @@ class _Tables:
         if st.min() < 0 or st.max() > 7:
             raise NotExactError("stage values outside 0..7", where="tables", value=int(st.max()))
         self.st = st
-        flags, self.firing, self.models, self.wounds, self.command, self.haz_w, self.haz_fnp = k.params.tolist()
+        flags, self.firing, self.models, self.wounds, self.command = k.params.tolist()
         self.torrent = bool(flags & _F_TORRENT)
         self.lethal = bool(flags & _F_LETHAL)
         self.dev = bool(flags & _F_DEVASTATING)
@@ -1331,8 +1331,8 @@ def run(inputs: KernelInputs, *, stages: bool = True,
     """The exact distributions of what ``inputs`` does (see the module docstring).
 
     ``hazard``: the Hazardous tests and the models taking their mortal wounds (:func:`hazardous`;
-    a whole attack's, :class:`mathhammer.compile.UnitInputs`); None: what ``inputs`` says
-    (:func:`mathhammer.compile.pair_hazard`).
+    a whole attack's, :class:`mathhammer.compile.UnitInputs`); None: ``inputs``' own (its weapon
+    alone).
 
     Returns a DamageResult with method "exact": damage (wounds lost by the target after Feel No
     Pain and allocation), models destroyed, the per-stage breakdown (``stages``) and the
@@ -1344,7 +1344,7 @@ def run(inputs: KernelInputs, *, stages: bool = True,
     """
     start = time.perf_counter()
     t = _Tables(inputs)
-    tests, carriers = hazard if hazard is not None else (t.firing if t.hazardous else 0, pair_hazard(inputs))
+    tests, carriers = hazard if hazard is not None else (t.firing if t.hazardous else 0, inputs.hazard_groups)
     cost = _Cost()
     cost_hazard(cost, tests, carriers)
     _cost_attacks(cost, t)

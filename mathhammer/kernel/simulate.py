@@ -45,7 +45,7 @@ from .shapes import BUFFER, N_STAGES, S_COUNTER, S_POS  # noqa: F401 - N_STAGES:
 # free of Python objects (tests/test_kernel.py checks they agree).
 HIT, WOUND, SAVE, FEEL_NO_PAIN = 0, 1, 2, 3
 ATTACKS, SUSTAINED, DAMAGE = 0, 1, 2
-P_FLAGS, P_FIRING, P_MODELS, P_WOUNDS, P_COMMAND, P_HAZ_WOUNDS, P_HAZ_FNP = 0, 1, 2, 3, 4, 5, 6
+P_FLAGS, P_FIRING, P_MODELS, P_WOUNDS, P_COMMAND = 0, 1, 2, 3, 4
 F_TORRENT, F_LETHAL, F_DEVASTATING, F_SPILL, F_FNP, F_HAZARDOUS, F_STAGES, F_PRECISION, F_SAME_SAVES = \
     1, 2, 4, 8, 16, 32, 64, 128, 256
 # Entries of ``unit`` (mathhammer.codes.UnitParam) and the 36 pairs of one re-rolled die.
