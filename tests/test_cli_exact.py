@@ -140,3 +140,37 @@ def test_sampling_options_typed_with_exact_are_said_to_change_nothing() -> None:
     assert not any("samples nothing" in w for w in json.loads(r.stdout)["warnings"])
     r = run("shoot", "railgun", "-t", "knight", "--trials", "500", "--seed", "3", "-f", "json")  # Monte Carlo uses them
     assert not any("samples nothing" in w for w in json.loads(r.stdout)["warnings"])
+
+
+def test_method_both_checks_the_hazardous_wounds_too() -> None:
+    r = run("shoot", "A2 BS3+ S8 AP-3 D2 [HAZARDOUS]", "-n", "5", "-t", "T4 SV3+ W2 MODELS5", "--method", "both",
+            "--trials", "200000", "--seed", "4", "-f", "json")
+    assert r.exit_code == 0, r.output
+    agreement = json.loads(r.stdout)["agreement"]
+    assert agreement["agrees"] is True and 0 <= agreement["hazardous_max_cdf_gap"] <= agreement["dkw_bound"]
+    plain = json.loads(run("shoot", "A2 BS3+ S8 AP-3 D2", "-t", "T4 SV3+ W2 MODELS5", "--method", "both", "--trials",
+                           "20000", "--seed", "4", "-f", "json").stdout)
+    assert plain["agreement"]["hazardous_max_cdf_gap"] is None
+
+
+def test_a_hazardous_disagreement_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Monte Carlo with a planted Hazardous bug (twice the tests) must be caught, the damage and
+    models destroyed agreeing: 5 tests give 3 x Binomial(5, 1/6) wounds, 10 tests a CDF gap of
+    P(no failure, 5 tests) - P(none, 10) = 0.40 - 0.16, far past the DKW bound."""
+    import dataclasses
+
+    from mathhammer.engine import montecarlo
+
+    real = montecarlo.run
+
+    def buggy(inputs, **kw):  # type: ignore[no-untyped-def]
+        return real(dataclasses.replace(inputs, hazard_firing=2 * inputs.hazard_firing,
+                                        hazard_max=2 * inputs.hazard_max), **kw)
+
+    monkeypatch.setattr(montecarlo, "run", buggy)
+    r = run("shoot", "A2 BS3+ S8 AP-3 D2 [HAZARDOUS]", "-n", "5", "-t", "T4 SV3+ W2 MODELS5", "--method", "both",
+            "--trials", "20000", "--seed", "4", "-f", "json")
+    assert r.exit_code == 3, r.output
+    agreement = json.loads(r.stdout)["agreement"]
+    assert agreement["agrees"] is False and agreement["hazardous_max_cdf_gap"] > 0.2
+    assert agreement["max_cdf_gap"] <= agreement["dkw_bound"]

@@ -3,7 +3,8 @@
 Bounds, both failing by chance about once in a million runs:
 - mean: |mean_mc - mean_exact| <= 5 standard errors, SE = sd_exact / sqrt(N) (a difference
   within float rounding, 1e-9 of the mean, counts as none: a certain outcome has SE ~ 0);
-- distribution: max_k |F_mc(k) - F_exact(k)| <= sqrt(ln(2 / 1e-6) / (2N)) (the DKW inequality).
+- distribution: max_k |F_mc(k) - F_exact(k)| <= sqrt(ln(2 / 1e-6) / (2N)) (the DKW inequality),
+  for the damage, the models destroyed and the attacking unit's wounds lost to Hazardous tests.
 """
 
 from __future__ import annotations
@@ -45,30 +46,37 @@ class Agreement:
     max_cdf_gap: float
     dkw_bound: float
     models_cdf_gap: float
+    #: the same for the wounds the attacking unit loses to Hazardous tests; None: none made
+    hazard_cdf_gap: float | None = None
 
     @property
     def agrees(self) -> bool:
-        """Within both bounds (damage and models destroyed)."""
+        """Within both bounds (damage; models destroyed and Hazardous wounds: the DKW bound)."""
         return (abs(self.mean_difference_se) <= MEAN_BOUND_SE and self.max_cdf_gap <= self.dkw_bound
-                and self.models_cdf_gap <= self.dkw_bound)
+                and self.models_cdf_gap <= self.dkw_bound
+                and (self.hazard_cdf_gap is None or self.hazard_cdf_gap <= self.dkw_bound))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON ``agreement`` object."""
         return {"agrees": self.agrees, "mean_difference_se": self.mean_difference_se,
                 "mean_bound_se": MEAN_BOUND_SE, "max_cdf_gap": self.max_cdf_gap,
-                "models_max_cdf_gap": self.models_cdf_gap, "dkw_bound": self.dkw_bound, "dkw_alpha": DKW_ALPHA}
+                "models_max_cdf_gap": self.models_cdf_gap, "dkw_bound": self.dkw_bound, "dkw_alpha": DKW_ALPHA,
+                "hazardous_max_cdf_gap": self.hazard_cdf_gap}
 
     def line(self) -> str:
         """One line for people."""
         verdict = "agree" if self.agrees else "DISAGREE"
         return (f"Monte Carlo and exact {verdict}: mean differs by {self.mean_difference_se:+.2f} SE "
                 f"(bound ±{MEAN_BOUND_SE:g}); largest CDF gap {self.max_cdf_gap:.5f} "
-                f"(models {self.models_cdf_gap:.5f}) vs DKW bound {self.dkw_bound:.5f} at {DKW_ALPHA:g}")
+                f"(models {self.models_cdf_gap:.5f}"
+                + ("" if self.hazard_cdf_gap is None else f", Hazardous {self.hazard_cdf_gap:.5f}")
+                + f") vs DKW bound {self.dkw_bound:.5f} at {DKW_ALPHA:g}")
 
 
 def compare(mc_damage: Distribution, mc_models: Distribution, ex_damage: Distribution, ex_models: Distribution,
-            trials: int) -> Agreement:
-    """Compare the Monte Carlo distributions (from ``trials`` samples) with the exact ones."""
+            trials: int, mc_hazard: Distribution | None = None, ex_hazard: Distribution | None = None) -> Agreement:
+    """Compare the Monte Carlo distributions (from ``trials`` samples) with the exact ones (the
+    Hazardous wounds too when both engines give them)."""
     sd = ex_damage.sd()
     diff = mc_damage.mean() - ex_damage.mean()
     se = sd / math.sqrt(trials)
@@ -77,4 +85,5 @@ def compare(mc_damage: Distribution, mc_models: Distribution, ex_damage: Distrib
     else:
         mean_se = diff / se if se > 0 else math.inf
     return Agreement(mean_difference_se=mean_se, max_cdf_gap=_cdf_gap(mc_damage, ex_damage),
-                     dkw_bound=dkw_bound(trials), models_cdf_gap=_cdf_gap(mc_models, ex_models))
+                     dkw_bound=dkw_bound(trials), models_cdf_gap=_cdf_gap(mc_models, ex_models),
+                     hazard_cdf_gap=None if mc_hazard is None or ex_hazard is None else _cdf_gap(mc_hazard, ex_hazard))
