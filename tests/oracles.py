@@ -1035,27 +1035,9 @@ def hazardous_distribution(tests: int, model_wounds: int, models: int,
     each failure = 3 mortal wounds to ONE model (the already-wounded model first), FNP per
     point (R-8.5), excess lost. Returns P(wounds lost by the attacking unit, models lost).
 
-    ORACLE CHOICE: every model of the unit carries a Hazardous weapon (no CHARACTER priority)."""
-    dist: dict[tuple[int, int, int], Fraction] = {(0, 0, 0): Fraction(1)}
-    for _ in range(tests):
-        new: dict[tuple[int, int, int], Fraction] = {}
-        for (lost, dead, current), p in dist.items():
-            _add(new, (lost, dead, current), p * Fraction(5, 6))      # 2-6: passed
-            for points, pf in _fnp_items(3, fnp):                        # 1: failed
-                q = p * SIXTH * pf
-                if dead == models or points == 0:
-                    _add(new, (lost, dead, current), q)
-                    continue
-                taken = min(points, model_wounds - current)             # excess lost
-                if current + taken == model_wounds:
-                    _add(new, (lost + taken, dead + 1, 0), q)
-                else:
-                    _add(new, (lost + taken, dead, current + taken), q)
-        dist = new
-    out: dict[tuple[int, int], Fraction] = {}
-    for (lost, dead, _), p in dist.items():
-        _add(out, (lost, dead), p)
-    return out
+    ORACLE CHOICE: every model of the unit carries a Hazardous weapon (no CHARACTER priority):
+    :func:`hazardous_queue_distribution` with ``models`` alike."""
+    return hazardous_queue_distribution(tests, [(model_wounds, fnp)] * models)
 
 
 def mean(d: dict[int, Fraction]) -> Fraction:
