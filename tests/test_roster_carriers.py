@@ -337,3 +337,31 @@ def test_m81_wargear_that_is_also_a_weapon_fires_and_gives_its_defence(lib: Libr
     assert entry.unit is not None, [n.text for n in entry.notes]
     assert {m.wounds for m in entry.unit.models} == {4}
     assert any("Tarsis buckler: a Wounds characteristic of 4 for 3x Venatari Custodian" in n.text for n in entry.notes)
+
+
+def test_m82_war_organ_headings_that_are_no_role_are_attached_units(shared_data: Path, lib: Library) -> None:
+    # warorgan-tau.txt: the units under "Mean Command Clique" (line 17: Commander Farsight line
+    # 19, Crisis Sunforge Battlesuits line 23), "Command Ring" (30, 33), "Crisis Commander Warband"
+    # (40, 43), "Battle Command Gaggle" (50, 53) and "Battle Enforcer Ring" (60, 64); "Epic Hero"
+    # (Darkstrider, The Twin Lance), "Vehicle" and "Other" are roles: nothing attached there
+    r = load_roster(shared_data / "text-exports-40kcompactor" / "warorgan-tau.txt", lib)
+    lines = [e.line for e in r.entries]
+    pairs = [([lines[i] for i in a.leaders], lines[a.bodyguard]) for a in r.attachments]
+    assert pairs == [([19], 23), ([30], 33), ([40], 43), ([50], 53), ([60], 64)]
+    (sunforge,) = [e for e in r.entries if e.line == 23]
+    assert sunforge.unit is not None and sunforge.unit.attached == ("Commander Farsight",)
+    assert any(n.text == "heading 'Mean Command Clique' read as an attached unit: Commander Farsight leading Crisis "
+                         "Sunforge Battlesuits" for n in r.notes)
+
+
+def test_m82_a_heading_without_leaders_and_one_unit_attaches_nothing(lib: Library, tmp_path: Path) -> None:
+    path = tmp_path / "wo.txt"
+    path.write_text("Test [330 points]\nTau Empire\n\nFire Team\n\n  Strike Team (75 points)\n    \u2022 10 Fire Warrior "
+                    "with Pulse rifle\n\n  Breacher Team (90 points)\n    \u2022 10 Fire Warrior with Pulse blaster\n\n"
+                    "Other\n\n  Commander Farsight (80 points)\n    \u2022 Dawn blade and High-intensity plasma rifle\n\n"
+                    "  Strike Team (75 points)\n    \u2022 10 Fire Warrior with Pulse rifle\n", encoding="utf-8")
+    r = load_roster(path, lib)
+    assert r.attachments == ()
+    assert any(n.text.startswith("heading 'Fire Team': Strike Team, Breacher Team: not read as an attached unit")
+               for n in r.notes)
+    assert all(e.unit is None or e.unit.attached == () for e in r.entries)

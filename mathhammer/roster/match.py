@@ -25,17 +25,61 @@ from ..model import ModelStats, Unit, Wargear, Weapon, describe_gives, not_borne
 from ..profiles import Library
 from ..rules import fired_profiles
 from .loadout import attacking, spread
-from .model import Note, Roster, RosterModel, RosterUnit
+from .model import Attachment, Note, Roster, RosterModel, RosterUnit
 from .names import clean, key, singular_key
 
 __all__ = ["match_roster", "match_unit"]
 
 
 def match_roster(roster: Roster, lib: Library) -> Roster:
-    """The roster with every unit matched to ``lib`` (or its notes saying why not)."""
+    """The roster with every unit matched to ``lib`` (or its notes saying why not); a War Organ
+    file's attached units read from its headings (:func:`_named_groups`)."""
     scope, notes = _faction_scope(roster.faction, lib)
     entries = tuple(match_unit(e, lib, scope) for e in roster.entries)
-    return replace(roster, entries=entries, notes=roster.notes + tuple(notes))
+    attachments = roster.attachments
+    if roster.format == "war-organ":
+        attachments += tuple(_named_groups(entries, notes))
+    return replace(roster, entries=entries, attachments=attachments, notes=roster.notes + tuple(notes))
+
+
+#: The headings War Organ files units under by battlefield role or keyword; any other heading
+#: is a name it gives an attached unit (ruling M82).
+WAR_ORGAN_SECTIONS = frozenset({
+    "epic hero", "epic heroes", "character", "characters", "battleline", "infantry", "vehicle", "vehicles",
+    "monster", "monsters", "mounted", "beast", "beasts", "swarm", "swarms", "dedicated transport",
+    "dedicated transports", "transport", "transports", "fortification", "fortifications", "aircraft", "fly",
+    "walker", "titanic", "allied units", "allies", "other", "others", "other datasheets", "units"})
+
+
+def _named_groups(entries: tuple[RosterUnit, ...], notes: list[Note]) -> list[Attachment]:
+    """War Organ lists an attached unit under a heading of its own ("Mean Command Clique":
+    Commander Farsight, then Crisis Sunforge Battlesuits) where it lists the others under their
+    role ("Epic Hero", "Other"): each run of units under a heading that is no role, once
+    matched, attaches its CHARACTER units (the Leaders) to its one other unit (the Bodyguard);
+    a note says so, or why not (ruling M82)."""
+    out: list[Attachment] = []
+    runs: list[list[int]] = []
+    for i, e in enumerate(entries):
+        if runs and entries[runs[-1][0]].section == e.section:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    for run in runs:
+        heading = entries[run[0]].section
+        if not heading or " ".join(heading.lower().split()) in WAR_ORGAN_SECTIONS or len(run) < 2:
+            continue
+        line = entries[run[0]].line
+        units = [entries[i].unit for i in run]
+        leaders = tuple(i for i, u in zip(run, units, strict=True) if u is not None and u.character)
+        guards = [i for i, u in zip(run, units, strict=True) if u is not None and not u.character]
+        if leaders and len(guards) == 1 and all(u is not None for u in units):
+            out.append(Attachment(leaders, guards[0], line))
+            notes.append(Note(line, f"heading {heading!r} read as an attached unit: "
+                                    f"{', '.join(entries[i].name for i in leaders)} leading {entries[guards[0]].name}"))
+        else:
+            notes.append(Note(line, f"heading {heading!r}: {', '.join(entries[i].name for i in run)}: not read as an "
+                                    "attached unit (expected CHARACTER units and one other unit, each matched)"))
+    return out
 
 
 def _faction_scope(faction: str, lib: Library) -> tuple[Library, list[Note]]:
