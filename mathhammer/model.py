@@ -316,19 +316,22 @@ def not_borne(name: str, gives: Iterable[tuple[str, int]], pieces: int, each: in
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Wargear:
-    """Wargear that changes its bearer's defences (a Shield Drone: ``(("add_W", 1),)``), by the
-    name rosters list it under; a roster's model group that carries one each gets them
-    (ruling M81)."""
+    """Wargear that changes its bearer's defences (a Shield Drone: ``(("add_W", 1),)``) or gives
+    its unit keywords (a Marker Drone: MARKERLIGHT), by the name rosters list it under; a
+    roster's model group that carries one each gets the defences, a unit that carries one the
+    keywords (ruling M81)."""
 
     name: str
-    gives: tuple[tuple[str, int], ...]
+    gives: tuple[tuple[str, int], ...] = ()
+    keywords: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"wargear {self.name!r}"
         if not self.name.strip():
             raise ProfileError("wargear needs a name", where="wargear", value=self.name)
-        if not self.gives:
-            raise ProfileError(f"wargear gives at least one of {', '.join(WARGEAR_GIVES)}", where=where)
+        if not self.gives and not self.keywords:
+            raise ProfileError(f"wargear gives keywords or at least one of {', '.join(WARGEAR_GIVES)}", where=where,
+                               value=self.name)
         for what, value in self.gives:
             if what not in WARGEAR_GIVES:
                 raise ProfileError(f"wargear gives {', '.join(WARGEAR_GIVES)}", where=where, value=what)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mathhammer.bsdata.convert import bearer_defences, defences, statline_dict, weapon_dict
+from mathhammer.bsdata.convert import bearer_defences, bearer_unit_keywords, defences, statline_dict, weapon_dict
 from mathhammer.errors import ProfileError
 from mathhammer.notation import parse_ability
 
@@ -120,3 +120,16 @@ def test_defences(abilities: list[tuple[str, str]], expected: dict[str, object])
 ])
 def test_bearer_defences(text: str, expected: dict[str, int] | None) -> None:
     assert bearer_defences(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The bearer\u2019s unit has the **^^Markerlight^^** keyword and can act as an Observer unit for another unit even "
+     "if it Advanced this turn.", ("MARKERLIGHT",)),                                      # Marker Drone
+    ("The bearer\u2019s unit has the ^^**Smoke**^^ and ^^**Grenades**^^ keywords.", ("SMOKE", "GRENADES")),
+    ("The bearer's unit has the SMOKE keyword and you can target it with the Smokescreen Stratagem for 0CP.",
+     ("SMOKE",)),
+    ("Each time the bearer's unit has the Battleline keyword: on a 4+, you gain 1CP.", ()),  # not how it begins
+    ("The bearer has a 4+ invulnerable save.", ()),
+])
+def test_bearer_unit_keywords(text: str, expected: tuple[str, ...]) -> None:
+    assert bearer_unit_keywords(text) == expected

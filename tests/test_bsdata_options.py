@@ -272,3 +272,7 @@ def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> N
     vanguard = _unit(snapshot, "Space Marines", "Vanguard Veteran Squad with Jump Packs")
     assert all("invulnerable" not in m for m in vanguard["models"]) and "invulnerable" not in vanguard
     assert {"name": "Storm Shield", "invulnerable": 4} in vanguard["wargear"]
+    # tau-empire.cat entry ebac-f783-8a80-8c4a "Marker Drone": "The bearer's unit has the
+    # **^^Markerlight^^** keyword and can act as an Observer unit ...": for rosters that list one
+    assert {"name": "Marker Drone", "keywords": ["MARKERLIGHT"]} in sunforge["wargear"]
+    assert "MARKERLIGHT" not in sunforge["keywords"]

@@ -512,7 +512,9 @@ def test_wargear_loads_dumps_and_comes_back_from_the_cache(tmp_path: Path, monke
     ("{name: Shield Drone, invulnerable: 7}", "INV must be 2+ to 6+", "7+"),
     ("{name: Shield Drone, feel_no_pain: 1}", "FNP must be 2+ to 6+", "1+"),
     ("{name: Shield Drone, wounds: 1}", "unknown key", "wounds"),
-    ("{name: Shield Drone}", "wargear gives at least one of invulnerable, feel_no_pain, W, add_W", ""),
+    ("{name: Shield Drone}", "wargear gives keywords or at least one of invulnerable, feel_no_pain, W, add_W",
+     "Shield Drone"),
+    ("{name: Shield Drone, keywords: ['']}", "a keyword cannot be blank", "['']"),
     ("{name: ' ', W: 4}", "a name cannot be blank", " "),
     ("{add_W: 1}", "missing key 'name'", ""),
 ])

@@ -69,7 +69,10 @@ def test_m81_shield_drones_give_their_bearers_a_wound(shared_data: Path, lib: Li
                                                              "Crisis Sunforge Shas'ui": 5}
     said = {n.text for n in entry.notes}
     assert "Shield Drone: +1 Wounds for 2x Crisis Sunforge Shas'ui (ruling M81)" in said
-    assert "Shield Drone" not in _unfired(entry) and "Marker Drone" in _unfired(entry)
+    # the Shas'vre's Marker Drone (line 22): "The bearer's unit has the Markerlight keyword ..."
+    assert "Marker Drone: the unit has the MARKERLIGHT keyword (ruling M81)" in said
+    assert "MARKERLIGHT" in entry.unit.keywords and "MARKERLIGHT" not in lib.find("crisis sunforge", "unit").keywords
+    assert "Shield Drone" not in _unfired(entry) and "Marker Drone" not in _unfired(entry)
     # one Shield Drone among the two Shas'ui: which one bears it is not said, so neither does
     text = (shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt").read_text(encoding="utf-8")
     one = text.replace("      2x Gun Drone\n      2x Shield Drone\n", "      2x Gun Drone\n      1x Shield Drone\n", 1)

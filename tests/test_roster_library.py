@@ -243,10 +243,10 @@ def test_two_rosters_with_the_same_unit_names_can_be_used_together(tmp_path: Pat
 
 def test_what_the_roster_cannot_fire_is_said_when_its_unit_fires(tmp_path: Path, shared_data: Path) -> None:
     roster = shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt"
-    r = runner.invoke(app, ["shoot", "--roster", str(roster), "crisis sunforge battlesuits", "-t", "knight",
-                            "--exact"])
-    # its Shas'ui carry Gun Drones and Shield Drones (lines 24-29), which it cannot fire (ruling M54)
-    assert r.exit_code == 0 and "Warning: Crisis Sunforge Battlesuits (roster): not weapons of" in r.stderr
+    r = runner.invoke(app, ["shoot", "--roster", str(roster), "stealth battlesuits", "-t", "knight", "--exact"])
+    # its Shas'vre carries a Homing Beacon (line 200), which it cannot fire (ruling M54)
+    assert r.exit_code == 0 and "Warning: Stealth Battlesuits (roster): not weapons of" in r.stderr
+    assert "Homing Beacon" in r.stderr
 
 
 def test_compare_names_the_roster_units_it_cannot_rank(tmp_path: Path) -> None:

@@ -410,6 +410,17 @@ def test_m81_pieces_add_up_and_a_set_wounds_comes_first(tmp_path: Path) -> None:
     assert any(n.text.startswith("Gear: 5 for 4 Trooper: 1 each, and 1 more (+1 Wounds) not given") for n in squad.notes)
 
 
+def test_m81_wargear_that_gives_its_unit_a_keyword(tmp_path: Path) -> None:
+    """A Marker Drone under one model: "The bearer's unit has the Markerlight keyword ...": the
+    whole unit has MARKERLIGHT (what --markerlight asks of an Observer)."""
+    text = _bearing(ROS, "The bearer\u2019s unit has the **^^Markerlight^^** keyword and can act as an Observer unit "
+                         "for another unit even if it Advanced this turn.", troopers=1)
+    squad = load_roster(_write(tmp_path, "m.ros", text)).entries[0]
+    assert squad.unit is not None and "MARKERLIGHT" in squad.unit.keywords
+    plain = load_roster(_write(tmp_path, "p.ros", ROS)).entries[0]
+    assert plain.unit is not None and "MARKERLIGHT" not in plain.unit.keywords
+
+
 def test_m79_a_lance_that_shoots_and_fights_and_powers_that_are_no_weapon(tmp_path: Path) -> None:
     """One selection with a 12" profile and strike and sweep melee profiles (as a Cerastus
     shock lance in the catalogue): the knight shoots with the first and fights with the strike

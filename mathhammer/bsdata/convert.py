@@ -229,7 +229,23 @@ def bearer_defences(text: str) -> dict[str, int] | None:
     return out or None
 
 
-def give_bearer(statline: dict[str, Any], pieces: Sequence[tuple[str, dict[str, int], int]],
+#: "The bearer's unit has the **^^Markerlight^^** keyword ..." (a Marker Drone), as the text begins.
+_UNIT_KEYWORDS = re.compile(r"the bearer['\u2019]s unit has the (.+?) keywords?(?=[ .:,;]|$)", re.IGNORECASE)
+
+
+def bearer_unit_keywords(text: str) -> tuple[str, ...]:
+    """The keywords a wargear's text gives its bearer's unit, when it begins by saying so ("The
+    bearer's unit has the **^^Markerlight^^** keyword and can act as an Observer unit ...": a
+    Marker Drone gives MARKERLIGHT; "... the ^^**Smoke**^^ and ^^**Grenades**^^ keywords.");
+    () for any other text."""
+    m = _UNIT_KEYWORDS.match(_plain(text))
+    if not m:
+        return ()
+    names = re.split(r"\s+and\s+|,\s*", re.sub(r"[*^]", "", m[1]))
+    return tuple(" ".join(n.split()).upper() for n in names if n.strip())
+
+
+def give_bearer(statline: dict[str, Any], pieces: Sequence[tuple[str, Mapping[str, Any], int]],
                 unit: dict[str, Any]) -> list[str]:
     """Give a statline (a profile-schema dict) what its every model bears: ``pieces`` are (name,
     what :func:`bearer_defences` read, how many each model bears, at least 1). The Wounds

@@ -56,6 +56,7 @@ from .convert import (
     RANGED,
     UNIT,
     bearer_defences,
+    bearer_unit_keywords,
     characteristics,
     defences,
     give_bearer,
@@ -157,7 +158,7 @@ class _Gear:
     guessed: list[str] = field(default_factory=list)
     #: (entry name, what it gives, count chosen by default) of the wargear that gives its bearer
     #: defences (:func:`.convert.bearer_defences`: a Storm shield, a Weavefield crest)
-    defences: list[tuple[str, dict[str, int], int]] = field(default_factory=list)
+    defences: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
 
 
 class _Walker:
@@ -268,13 +269,18 @@ class _Walker:
             acc.items.append((p, count if i in chosen else 0, owner, carrier if chosen and i == chosen[0] else ""))
 
     def _bearer(self, entry: ET.Element, link: ET.Element | None, count: int, acc: _Gear) -> None:
-        """The defences a wargear entry gives its bearer, under the entry's name (what rosters
-        list); ``count``: how many are taken by default."""
+        """The defences a wargear entry gives its bearer and the keywords it gives its unit (under
+        ``keywords``), under the entry's name (what rosters list); ``count``: how many are taken
+        by default."""
         name = _clean((link.get("name", "") if link is not None else "") or entry.get("name", ""))
         for p in self.index.profiles(entry, link):
             if p.get("typeName") == "Abilities":
-                given = bearer_defences(characteristics(p).get("Description", ""))
-                if given is not None:
+                text = characteristics(p).get("Description", "")
+                given: dict[str, Any] = dict(bearer_defences(text) or {})
+                keywords = bearer_unit_keywords(text)
+                if keywords:
+                    given["keywords"] = list(keywords)
+                if given:
                     acc.defences.append((name, given, count))
 
     def _carrier(self, entry: ET.Element, link: ET.Element | None) -> str:
@@ -499,9 +505,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     order: list[str] = []
     models: list[dict[str, Any]] = []
     #: each statline's wargear that gives its bearer defences, taken by every model by default
-    borne: list[tuple[dict[str, Any], list[tuple[str, dict[str, int], int]]]] = []
+    borne: list[tuple[dict[str, Any], list[tuple[str, dict[str, Any], int]]]] = []
     #: such wargear a model may take (for rosters: ``wargear:``)
-    optional_gear: list[tuple[str, dict[str, int]]] = []
+    optional_gear: list[tuple[str, dict[str, Any]]] = []
 
     def add_weapon(profile: ET.Element, owner: str) -> str | None:
         wname = _clean(profile.get("name", ""))
@@ -645,6 +651,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     for stat_out, every in borne:  # a Storm shield's Wounds, a Weavefield crest's save (ruling M81)
         for why in give_bearer(stat_out, every, data):
             result.assumptions.append(f"{name}: model {stat_out['name']!r}: {why}")
+        unit_keywords += [k for _, given, _n in every for k in given.get("keywords", ()) if k not in unit_keywords]
     unmodelled: list[str] = []
     unit_abilities: list[str] = data.pop("abilities", [])
     rules: list[str] = []
@@ -694,10 +701,11 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     return result
 
 
-def _wargear(found: list[tuple[str, dict[str, int]]], default: set[str]) -> list[dict[str, Any]]:
+def _wargear(found: list[tuple[str, dict[str, Any]]], default: set[str]) -> list[dict[str, Any]]:
     """The unit's ``wargear:`` (ruling M81): each piece of wargear that gives its bearer defences
-    and that no statline takes by default (one that does is in that statline already), once by
-    name (the first met where two of a name give different things)."""
+    or its unit keywords and that no statline takes by default (one that does is in that
+    statline already, or the unit's keywords), once by name (the first met where two of a name
+    give different things)."""
     out: dict[str, dict[str, Any]] = {}
     for name, given in found:
         if name.lower() not in default:

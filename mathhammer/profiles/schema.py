@@ -416,13 +416,16 @@ def _wargear(r: _Reader) -> tuple[Wargear, ...]:
     out: list[Wargear] = []
     seen: set[str] = set()
     for wr in r.items("wargear"):
-        wr.mapping({"name", *WARGEAR_GIVES}, ("name",))
+        wr.mapping({"name", "keywords", *WARGEAR_GIVES}, ("name",))
         name = wr.name()
         if _key(name) in seen:
             raise wr.fail("wargear is given once", name, "name")
         seen.add(_key(name))
         gives = tuple((k, wr.get(k, int)) for k in WARGEAR_GIVES if wr.data.get(k) is not None)
-        out.append(_built(wr, partial(Wargear, name=name, gives=gives)))
+        keywords = tuple(dict.fromkeys(" ".join(k.upper().split()) for k in wr.strings("keywords")))
+        if any(not k for k in keywords):
+            raise wr.fail("a keyword cannot be blank", list(wr.strings("keywords")), "keywords")
+        out.append(_built(wr, partial(Wargear, name=name, gives=gives, keywords=keywords)))
     return tuple(out)
 
 
@@ -492,7 +495,8 @@ def dump_unit(u: Unit) -> dict[str, Any]:
     if u.attached:
         out["attached"] = list(u.attached)
     if u.wargear:
-        out["wargear"] = [{"name": w.name, **dict(w.gives)} for w in u.wargear]
+        out["wargear"] = [{"name": w.name, **dict(w.gives), **({"keywords": list(w.keywords)} if w.keywords else {})}
+                          for w in u.wargear]
     return out
 
 

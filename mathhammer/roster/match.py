@@ -232,9 +232,9 @@ def _bear(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: RosterM
     pieces = []
     for wargear, n in borne:
         each, rest = divmod(n, m.count)
-        if rest:
+        if rest and wargear.gives:
             notes.append(Note(line, not_borne(wargear.name, wargear.gives, n, each, rest, m.count, m.name)))
-        if each:
+        if each and wargear.gives:
             pieces.append((wargear.name, dict(wargear.gives), each))
     if not pieces:
         return groups
@@ -301,6 +301,7 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
     groups: list[ModelStats] = []
     unfired: dict[str, None] = {}
     gear = {key(w.name): w for w in found.wargear}
+    given_keywords: dict[str, None] = {}  # what the wargear listed gives the unit (a Marker Drone: MARKERLIGHT)
     if not models:
         if len(found.models) == 1 or not loose:
             st = found.models[0] if len(found.models) == 1 else None
@@ -370,6 +371,12 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
         mine = [replace(st, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
         if borne:
             mine = _bear(mine, list(borne.values()), m, found, notes, m.line or entry.line)
+            for piece, _n in borne.values():
+                for kw in piece.keywords:
+                    if kw not in found.keywords and kw not in given_keywords:
+                        given_keywords[kw] = None
+                        notes.append(Note(m.line or entry.line, f"{piece.name}: the unit has the {kw} keyword "
+                                                                "(ruling M81)"))
         groups += mine
     if unfired:
         notes.append(Note(entry.line, f"not weapons of {found.name} in the library, kept as wargear (not fired): "
@@ -377,6 +384,7 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
     total = sum(g.count for g in groups)
     if entry.size is not None and total != entry.size:
         notes.append(Note(entry.line, f"the unit line says {entry.size} models, the models listed are {total}"))
-    unit, cut = attacking(replace(found, models=tuple(groups), aliases=(), points=entry.points, attached=()))
+    unit, cut = attacking(replace(found, models=tuple(groups), aliases=(), points=entry.points, attached=(),
+                                  keywords=found.keywords | set(given_keywords)))
     notes += [Note(entry.line, line) for line in cut]
     return unit, notes

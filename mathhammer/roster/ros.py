@@ -390,6 +390,9 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
     data: dict[str, Any] = {"name": entry.name, "faction": entry.faction, "points": entry.points, "models": models,
                             "keywords": keywords, "weapons": list(u.weapons.values())}
     data.update(convert.defences(abilities + rules))
+    # wargear that gives the unit keywords (a Marker Drone: MARKERLIGHT; ruling M81)
+    data["keywords"] = [*keywords, *dict.fromkeys(k for _, text in abilities for k in convert.bearer_unit_keywords(text)
+                                                  if k not in keywords)]
     if any(key(n) == "stealth" for n, _ in rules + abilities):
         data["abilities"] = ["STEALTH"]
     modelled = {"stealth"} | ({"invulnerable save"} if "invulnerable" in data else set())
