@@ -130,6 +130,9 @@ def test_bearer_defences(text: str, expected: dict[str, int] | None) -> None:
      ("SMOKE",)),
     ("Each time the bearer's unit has the Battleline keyword: on a 4+, you gain 1CP.", ()),  # not how it begins
     ("The bearer has a 4+ invulnerable save.", ()),
+    # prose, not keywords: kept as text
+    ("The bearer's unit has the Deep Strike ability. Models in the bearer's unit have the FLY keyword.", ()),
+    ("The bearer's unit has the Infiltrators ability and the GRENADES keyword.", ()),
 ])
 def test_bearer_unit_keywords(text: str, expected: tuple[str, ...]) -> None:
     assert bearer_unit_keywords(text) == expected

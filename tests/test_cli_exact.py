@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -174,3 +175,37 @@ def test_a_hazardous_disagreement_exits_3(monkeypatch: pytest.MonkeyPatch) -> No
     agreement = json.loads(r.stdout)["agreement"]
     assert agreement["agrees"] is False and agreement["hazardous_max_cdf_gap"] > 0.2
     assert agreement["max_cdf_gap"] <= agreement["dkw_bound"]
+
+
+def test_a_hazardous_models_disagreement_exits_3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Monte Carlo with the Hazardous carriers in the wrong order (the W6 CHARACTER first). 4
+    tests, F ~ Binomial(4, 1/6) failures: the wounds lost are 3F either way (15 wounds absorb
+    12), but P(no model lost) is (5/6)^4 = 0.482 in the right order (each failure kills a W3
+    trooper) and 0.482 + 4/6 (5/6)^3 = 0.868 in the wrong one: a CDF gap of 0.386, caught."""
+    import dataclasses
+
+    from mathhammer.engine import montecarlo
+
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "haz.yaml").write_text("""\
+schema: 1
+units:
+  - name: Haz Squad
+    models:
+      - {name: Trooper, count: 3, T: 4, Sv: 3, W: 3, weapons: [Haz gun]}
+      - {name: Boss, count: 1, T: 4, Sv: 3, W: 6, keywords: [CHARACTER], weapons: [Haz gun]}
+    keywords: [INFANTRY]
+    weapons:
+      - {name: Haz gun, range: 24, A: "1", BS: 3, S: 8, AP: -3, D: "2", abilities: [Hazardous]}
+""", encoding="utf-8")
+    real = montecarlo.run
+
+    def buggy(inputs, **kw):  # type: ignore[no-untyped-def]
+        return real(dataclasses.replace(inputs, hazard_groups=inputs.hazard_groups[::-1]), **kw)
+
+    monkeypatch.setattr(montecarlo, "run", buggy)
+    r = run("shoot", "haz squad", "--profiles", str(tmp_path / "p"), "-t", "T4 SV3+ W2 MODELS5", "--method", "both",
+            "--trials", "20000", "--seed", "4", "-f", "json")
+    assert r.exit_code == 3, r.output
+    agreement = json.loads(r.stdout)["agreement"]
+    assert agreement["hazardous_models_max_cdf_gap"] > 0.2 >= agreement["hazardous_max_cdf_gap"]

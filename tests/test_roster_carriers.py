@@ -368,3 +368,25 @@ def test_m82_a_heading_without_leaders_and_one_unit_attaches_nothing(lib: Librar
     assert any(n.text.startswith("heading 'Fire Team': Strike Team, Breacher Team: not read as an attached unit")
                for n in r.notes)
     assert all(e.unit is None or e.unit.attached == () for e in r.entries)
+
+
+def test_m82_two_headings_of_one_name_are_two_groups_and_a_lone_unit_is_said(shared_data: Path, lib: Library,
+                                                                              tmp_path: Path) -> None:
+    """War Organ makes its group names up, so two of one name can follow each other: each
+    heading line is its own group. A heading over one unit attaches nothing, with a note."""
+    text = (shared_data / "text-exports-40kcompactor" / "warorgan-tau.txt").read_text(encoding="utf-8")
+    same = text.replace("\nCrisis Commander Warband\n", "\nCommand Ring\n", 1)
+    assert same != text
+    (tmp_path / "same.txt").write_text(same, encoding="utf-8")
+    r = load_roster(tmp_path / "same.txt", lib)
+    lines = [e.line for e in r.entries]
+    assert [([lines[i] for i in a.leaders], lines[a.bodyguard]) for a in r.attachments][1:3] == [([30], 33),
+                                                                                                ([40], 43)]
+    lone = text.replace("\nCrisis Commander Warband\n\n  Commander In Coldstar Battlesuit (95 points)\n",
+                        "\nSolo Heading\n\n  Commander In Coldstar Battlesuit (95 points)\n", 1)
+    lone = lone.replace("\n  Crisis Starscythe Battlesuits (90 points)", "\nOther\n\n  Crisis Starscythe Battlesuits "
+                        "(90 points)", 2)
+    (tmp_path / "lone.txt").write_text(lone, encoding="utf-8")
+    r = load_roster(tmp_path / "lone.txt", lib)
+    assert any(n.text == "heading 'Solo Heading': Commander In Coldstar Battlesuit alone: nothing attached"
+               for n in r.notes)

@@ -230,7 +230,9 @@ def bearer_defences(text: str) -> dict[str, int] | None:
 
 
 #: "The bearer's unit has the **^^Markerlight^^** keyword ..." (a Marker Drone), as the text begins.
-_UNIT_KEYWORDS = re.compile(r"the bearer['\u2019]s unit has the (.+?) keywords?(?=[ .:,;]|$)", re.IGNORECASE)
+_UNIT_KEYWORDS = re.compile(r"the bearer['\u2019]s unit has the ([^.;:]+?) keywords?(?=[ .:,;]|$)", re.IGNORECASE)
+#: A keyword's name: capitals (or marked up) words, not prose ("the Deep Strike ability").
+_KEYWORD_NAME = re.compile(r"[A-Z][A-Za-z'\u2019-]*(?: [A-Z][A-Za-z'\u2019-]*){0,3}")
 
 
 def bearer_unit_keywords(text: str) -> tuple[str, ...]:
@@ -241,8 +243,10 @@ def bearer_unit_keywords(text: str) -> tuple[str, ...]:
     m = _UNIT_KEYWORDS.match(_plain(text))
     if not m:
         return ()
-    names = re.split(r"\s+and\s+|,\s*", re.sub(r"[*^]", "", m[1]))
-    return tuple(" ".join(n.split()).upper() for n in names if n.strip())
+    names = [" ".join(n.split()) for n in re.split(r"\s+and\s+|,\s*", re.sub(r"[*^]", "", m[1]))]
+    if not all(_KEYWORD_NAME.fullmatch(n) for n in names):
+        return ()  # prose, not a list of keywords: kept as text
+    return tuple(n.upper() for n in names)
 
 
 def give_bearer(statline: dict[str, Any], pieces: Sequence[tuple[str, Mapping[str, Any], int]],

@@ -651,7 +651,11 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     for stat_out, every in borne:  # a Storm shield's Wounds, a Weavefield crest's save (ruling M81)
         for why in give_bearer(stat_out, every, data):
             result.assumptions.append(f"{name}: model {stat_out['name']!r}: {why}")
-        unit_keywords += [k for _, given, _n in every for k in given.get("keywords", ()) if k not in unit_keywords]
+        given_keywords = [k for _, given, _n in every for k in given.get("keywords", ()) if k not in unit_keywords]
+        if given_keywords:
+            unit_keywords = sorted({*unit_keywords, *given_keywords})
+            result.assumptions.append(f"{name}: model {stat_out['name']!r}: its wargear gives the unit "
+                                      f"{', '.join(given_keywords)}")
     unmodelled: list[str] = []
     unit_abilities: list[str] = data.pop("abilities", [])
     rules: list[str] = []

@@ -116,8 +116,8 @@ def _both(inputs: UnitInputs, trials: int, seed: int | None, threads: int | None
         warnings.append(f"{e.message()}; --method both gives the exact result alone")
         return ex, {}
     mc = _monte_carlo(inputs, trials, seed, threads, stages)
-    agreement = compare(mc.damage, mc.models_destroyed, ex.damage, ex.models_destroyed, trials, mc.hazardous,
-                        ex.hazardous)
+    agreement = compare(mc.damage, mc.models_destroyed, ex.damage, ex.models_destroyed, trials,
+                        (mc.hazardous, mc.hazard_models), (ex.hazardous, ex.hazard_models))
     if not agreement.agrees:
         warnings.append(agreement.line())
     return replace(ex, method="both", trials=mc.trials, seed=mc.seed), {"monte_carlo": mc, "agreement": agreement}

@@ -157,8 +157,10 @@ def show_view(obj: Unit | Weapon) -> RenderableType:
     if u.unmodelled:
         lines.append(Text("  abilities not modelled: " + ", ".join(u.unmodelled)))
     if u.wargear:
-        lines.append(Text("  wargear for the models that take it (rosters): "
-                          + "; ".join(f"{w.name}: {describe_gives(w.gives)}" for w in u.wargear)))
+        lines.append(Text("  wargear, for the rosters that list it: " + "; ".join(
+            f"{w.name}: " + ", ".join([*([describe_gives(w.gives) + " (its bearer)"] if w.gives else []),
+                                       *([", ".join(w.keywords) + " (its unit)"] if w.keywords else [])])
+            for w in u.wargear)))
     if u.aliases:
         lines.append(Text("  aliases: " + ", ".join(u.aliases)))
     if u.weapons:

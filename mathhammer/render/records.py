@@ -44,7 +44,7 @@ _THRESHOLD_KEYS = {
                "devastating_wounds", "devastating_excess"),
 }
 _AGREEMENT_KEYS = ("agrees", "mean_difference_se", "mean_bound_se", "max_cdf_gap", "models_max_cdf_gap", "dkw_bound",
-                   "dkw_alpha", "hazardous_max_cdf_gap")
+                   "dkw_alpha", "hazardous_max_cdf_gap", "hazardous_models_max_cdf_gap")
 
 #: json.dumps' spelling of the floats that have no repr in JSON (``allow_nan``'s extensions).
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}

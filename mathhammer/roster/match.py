@@ -59,16 +59,19 @@ def _named_groups(entries: tuple[RosterUnit, ...], notes: list[Note]) -> list[At
     a note says so, or why not (ruling M82)."""
     out: list[Attachment] = []
     runs: list[list[int]] = []
-    for i, e in enumerate(entries):
-        if runs and entries[runs[-1][0]].section == e.section:
+    for i, e in enumerate(entries):  # a run: the units under one heading line
+        if runs and (entries[runs[-1][0]].section, entries[runs[-1][0]].section_line) == (e.section, e.section_line):
             runs[-1].append(i)
         else:
             runs.append([i])
     for run in runs:
         heading = entries[run[0]].section
-        if not heading or " ".join(heading.lower().split()) in WAR_ORGAN_SECTIONS or len(run) < 2:
+        if not heading or " ".join(heading.lower().split()) in WAR_ORGAN_SECTIONS:
             continue
-        line = entries[run[0]].line
+        line = entries[run[0]].section_line or entries[run[0]].line
+        if len(run) < 2:
+            notes.append(Note(line, f"heading {heading!r}: {entries[run[0]].name} alone: nothing attached"))
+            continue
         units = [entries[i].unit for i in run]
         leaders = tuple(i for i, u in zip(run, units, strict=True) if u is not None and u.character)
         guards = [i for i, u in zip(run, units, strict=True) if u is not None and not u.character]

@@ -72,6 +72,8 @@ class RosterUnit:
     warlord: bool = False
     role: str = ""
     section: str = ""
+    #: the line of the heading ``section`` (0: none, or not kept): two headings of one name apart
+    section_line: int = 0
     unit: Unit | None = None
     matched: str = ""
     notes: tuple[Note, ...] = ()

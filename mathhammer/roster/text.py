@@ -157,6 +157,7 @@ class _Unit:
     body: list[_Line] = field(default_factory=list)
     size: int | None = None
     group: int | None = None
+    section_line: int = 0
 
 
 def _split_items(text: str) -> list[tuple[int, str]]:
@@ -237,7 +238,8 @@ def _roster_unit(u: _Unit, faction: str, models: list[RosterModel], wargear: lis
     models, wargear = _counted(u, models, wargear, notes, file)
     return RosterUnit(name=u.name, line=u.line, faction=faction, points=u.points, size=u.size, models=tuple(models),
                       wargear=tuple(wargear), enhancements=tuple(enhancements), warlord=bool(info.get("warlord")),
-                      role=str(info.get("role", "")), section=u.section, notes=tuple(notes))
+                      role=str(info.get("role", "")), section=u.section, section_line=u.section_line,
+                      notes=tuple(notes))
 
 
 def _counted(u: _Unit, models: list[RosterModel], wargear: list[tuple[str, int]], notes: list[Note],
@@ -510,7 +512,7 @@ def _war_organ(lines: list[_Line], file: str) -> Roster:
     faction = ""
     notes: list[Note] = []
     units: list[dict[str, object]] = []
-    section = ""
+    section, section_line = "", 0
     for ln in lines[body[0].no:]:
         if not ln.text or "warorgan" in ln.text.lower().replace(" ", ""):
             continue
@@ -521,10 +523,10 @@ def _war_organ(lines: list[_Line], file: str) -> Roster:
             elif re.match(r"^(battle size|detachments?|force disposition)\s*:", ln.text, re.IGNORECASE):
                 pass
             else:
-                section = ln.text
+                section, section_line = ln.text, ln.no
         elif head and not ln.bullet:
             units.append({"name": head["name"], "line": ln.no, "points": int(head["pts"]), "section": section,
-                          "models": [], "wargear": [], "info": {}, "notes": []})
+                          "section_line": section_line, "models": [], "wargear": [], "info": {}, "notes": []})
         elif ln.bullet and units:
             u = units[-1]
             info, unotes, models, wargear = u["info"], u["notes"], u["models"], u["wargear"]
@@ -557,7 +559,9 @@ def _war_organ(lines: list[_Line], file: str) -> Roster:
         assert isinstance(name_, str) and isinstance(line, int) and isinstance(pts, int) and isinstance(sec, str)
         wargear, info, unotes = u["wargear"], u["info"], u["notes"]
         assert isinstance(wargear, list) and isinstance(info, dict) and isinstance(unotes, list)
-        entries.append(_roster_unit(_Unit(name_, line, pts, sec), faction, u["models"], wargear,  # type: ignore[arg-type]
-                                    info, unotes, file))
+        heading = u["section_line"]
+        assert isinstance(heading, int)
+        entries.append(_roster_unit(_Unit(name_, line, pts, sec, section_line=heading), faction,
+                                    u["models"], wargear, info, unotes, file))  # type: ignore[arg-type]
     return Roster(file=file, format="war-organ", name=name, faction=faction, points=points, entries=tuple(entries),
                   notes=tuple(notes))
