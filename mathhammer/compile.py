@@ -1016,7 +1016,6 @@ def as_unit(inputs: KernelInputs | UnitInputs) -> UnitInputs:
                       hazard_max=3 * hazard, hazard_groups=inputs.hazard_groups, **stack)
 
 
-
 def histogram_widths(inputs: UnitInputs) -> tuple[int, ...]:
     """Bins of one thread's row of each histogram the kernel fills: damage, models destroyed,
     the stage counts, Hazardous wounds, Hazardous models, models destroyed per group, and the

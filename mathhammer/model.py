@@ -33,7 +33,6 @@ __all__ = [
     "WARGEAR_GIVES",
     "Wargear",
     "describe_gives",
-    "not_borne",
     "Ability",
     "AttackerSide",
     "Battle",
@@ -301,17 +300,6 @@ def describe_gives(gives: Iterable[tuple[str, int]]) -> str:
     words = {"invulnerable": "a {}+ invulnerable save", "feel_no_pain": "Feel No Pain {}+",
              "W": "a Wounds characteristic of {}", "add_W": "+{} Wounds"}
     return " and ".join(words[k].format(v) for k, v in gives)
-
-
-def not_borne(name: str, gives: Iterable[tuple[str, int]], pieces: int, each: int, rest: int, models: int,
-              group: object) -> str:
-    """A roster note: ``pieces`` of wargear ``name`` for ``models`` models of ``group`` is
-    ``each`` a model and ``rest`` more, which it does not say who bears: not given (ruling M81)."""
-    what = describe_gives(gives)
-    if not each:
-        return f"{name}: {pieces} of {models} {group} bear {what}, not given (the roster does not say which models)"
-    return (f"{name}: {pieces} for {models} {group}: {each} each, and {rest} more ({what}) not given (the roster "
-            "does not say which models bear them)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -435,7 +435,7 @@ def _allocated(u: UnitInputs, stages: bool) -> _Parts:
         w.p_attacks = _trim_tail(_attacks(w.t))
         if stages:
             _cost_counters(cost, w.t, w.p_attacks, True)
-    _cost_hazard(cost, u)
+    exact.cost_hazard(cost, u.hazard_firing, u.hazard_groups)
     polys = [w.polynomial() for w in weapons]
     _cost_chain(cost, u, weapons, polys)
     space = _Space(u.group_models, u.group_wounds, u.bodyguard_groups, u.wounds_left)
@@ -512,7 +512,7 @@ def _unlimited(u: UnitInputs, stages: bool) -> _Parts:
     """A lone group with unlimited wounds: nothing is allocated, each weapon's damage is summed
     (R-9.5) and the weapons are independent: their distributions convolved."""
     cost = _Cost()
-    _cost_hazard(cost, u)
+    exact.cost_hazard(cost, u.hazard_firing, u.hazard_groups)
     cost.check()
     results = [exact.run(row[0], stages=stages, hazard=(0, ())) for row in u.pairs]
     damage = _ONE1
@@ -528,10 +528,6 @@ def _unlimited(u: UnitInputs, stages: bool) -> _Parts:
                    for name, count, r in zip(u.weapon_names, u.counts, results, strict=True))
     breakdown = {key: _trim(totals[key]) for key in _STAGE_KEYS if key in totals}
     return _trim(damage), none, breakdown, groups, shares
-
-
-def _cost_hazard(cost: _Cost, u: UnitInputs) -> None:
-    exact.cost_hazard(cost, u.hazard_firing, u.hazard_groups)
 
 
 def _hazard(u: UnitInputs) -> tuple[Distribution | None, Distribution | None]:

@@ -10,14 +10,15 @@ Models left with the same weapons form one group.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
-from ..model import Ability, Unit, Weapon
+from ..model import Ability, Unit, Weapon, describe_gives
 from ..rules import melee_weight, not_attacking_with
 
-__all__ = ["attacking", "spread"]
+__all__ = ["attacking", "borne_each", "spread"]
 
 
 def spread(count: int, totals: Sequence[tuple[str, int]]) -> list[tuple[int, tuple[tuple[str, int], ...]]]:
@@ -48,6 +49,31 @@ def spread(count: int, totals: Sequence[tuple[str, int]]) -> list[tuple[int, tup
         loadout = tuple((name, m[name]) for name in summed if name in m)
         groups[loadout] = groups.get(loadout, 0) + 1
     return [(n, loadout) for loadout, n in groups.items()]
+
+
+def borne_each(listed: Iterable[tuple[str, Mapping[str, Any], int]], models: int, group: str
+               ) -> tuple[list[tuple[str, Mapping[str, Any], int]], list[str]]:
+    """Wargear that changes its bearers' defences (ruling M81), as a roster lists it for a group
+    of ``models`` models called ``group``: (name, what it gives, copies), a name listed twice
+    added up. Returns the pieces every model bears, (name, what it gives, how many each), and a
+    note for each piece with copies left over (the roster does not say which models bear them:
+    not given)."""
+    counts: dict[str, tuple[Mapping[str, Any], int]] = {}
+    for name, given, n in listed:
+        counts[name] = (given, counts.get(name, (given, 0))[1] + n)
+    pieces, notes = [], []
+    for name, (given, n) in counts.items():
+        each, rest = divmod(n, models)
+        what = describe_gives(given.items())
+        if rest and not each:
+            notes.append(f"{name}: {n} of {models} {group} bear {what}, not given (the roster does not say which "
+                         "models)")
+        elif rest:
+            notes.append(f"{name}: {n} for {models} {group}: {each} each, and {rest} more ({what}) not given (the "
+                         "roster does not say which models bear them)")
+        if each:
+            pieces.append((name, given, each))
+    return pieces, notes
 
 
 def attacking(unit: Unit) -> tuple[Unit, list[str]]:

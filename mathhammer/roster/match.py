@@ -21,10 +21,10 @@ from typing import Any
 
 from ..bsdata import convert
 from ..errors import ProfileError
-from ..model import ModelStats, Unit, Wargear, Weapon, describe_gives, not_borne
+from ..model import ModelStats, Unit, Wargear, Weapon, describe_gives
 from ..profiles import Library
 from ..rules import fired_profiles
-from .loadout import attacking, spread
+from .loadout import attacking, borne_each, spread
 from .model import Attachment, Note, Roster, RosterModel, RosterUnit
 from .names import clean, key, singular_key
 
@@ -232,13 +232,8 @@ def _bear(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: RosterM
     it gives (``borne``: each piece and how many are listed): every model bears the same
     number of each, as :func:`convert.give_bearer` gives it (ruling M81); notes say what is
     given, and what is left over (the roster does not say which models bear it)."""
-    pieces = []
-    for wargear, n in borne:
-        each, rest = divmod(n, m.count)
-        if rest and wargear.gives:
-            notes.append(Note(line, not_borne(wargear.name, wargear.gives, n, each, rest, m.count, m.name)))
-        if each and wargear.gives:
-            pieces.append((wargear.name, dict(wargear.gives), each))
+    pieces, left_over = borne_each(((w.name, dict(w.gives), n) for w, n in borne if w.gives), m.count, m.name)
+    notes += [Note(line, text) for text in left_over]
     if not pieces:
         return groups
     own: dict[str, Any] = {"feel_no_pain": unit.feel_no_pain} if unit.feel_no_pain else {}

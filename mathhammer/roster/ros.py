@@ -40,10 +40,10 @@ from ..bsdata import convert
 from ..bsdata.xmlsafe import parse_xml
 from ..errors import ProfileError
 from ..limits import MAX_ATTACKING_MODELS
-from ..model import Unit, not_borne
+from ..model import Unit
 from ..profiles.schema import _Reader, _unit
 from ..rules import fired_profiles
-from .loadout import attacking, spread
+from .loadout import attacking, borne_each, spread
 from .model import Note, Roster, RosterModel, RosterUnit
 from .names import clean, key, singular_key
 
@@ -289,16 +289,8 @@ def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Elem
     modelled: set[str] = set()
     for statlines, ms, n, given_by in borne:
         where = u.lines.of(ms) or u.line
-        counts: dict[str, tuple[dict[str, int], int]] = {}
-        for name, given, bearers in given_by:
-            counts[name] = (given, counts.get(name, (given, 0))[1] + bearers)
-        pieces = []
-        for name, (given, bearers) in counts.items():
-            each, rest = divmod(bearers, n)
-            if rest:
-                u.notes.append(Note(where, not_borne(name, given.items(), bearers, each, rest, n, ms.get("name"))))
-            if each:
-                pieces.append((name, given, each))
+        pieces, left_over = borne_each(given_by, n, ms.get("name", ""))
+        u.notes += [Note(where, text) for text in left_over]
         whys: set[str] = set()
         for m in statlines:
             whys.update(convert.give_bearer(m, pieces, unit))
