@@ -244,10 +244,9 @@ def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> N
     # group "Slabshield" (min 1, max 1, default entryLink 5f35-c9de-9747-2529 -> be30-b742-ec15-1066,
     # line 15993: "The bearer has a Wounds characteristic of 4.")
     # The Bone 'ead's own group (line 1648) names as its default 5f35-c9de-9747-2529, the Bullgryn's
-    # link, not its own (af5d-294f-5e7f-0de7): the importer guesses, and a guessed choice gives no
-    # statline defences (it may be another)
+    # link (line 1569) to the same Slabshield, not its own af5d-294f-5e7f-0de7 (line 1654): ruling M83
     bullgryn = _unit(snapshot, "Astra Militarum", "Bullgryn Squad")
-    assert {m["name"]: m["W"] for m in bullgryn["models"]} == {"Bullgryn": 4, "Bullgryn Bone 'ead": 3}
+    assert {m["name"]: m["W"] for m in bullgryn["models"]} == {"Bullgryn": 4, "Bullgryn Bone 'ead": 4}
     # leagues-of-votann.cat line 1580: the Einhyr Champion's group "Crest" (min 1, default
     # b0eb-9aa0-5029-db9d "Weavefield crest", line 1590: "The bearer has a 4+ invulnerable save.");
     # the unit has no invulnerable save of its own
@@ -276,3 +275,26 @@ def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> N
     # **^^Markerlight^^** keyword and can act as an Observer unit ...": for rosters that list one
     assert {"name": "Marker Drone", "keywords": ["MARKERLIGHT"]} in sunforge["wargear"]
     assert "MARKERLIGHT" not in sunforge["keywords"]
+
+
+def test_m83_copied_groups_take_the_default_their_links_name(snapshot: Imported) -> None:
+    # imperium-astra-militarum-library.cat line 1573: the Bone 'ead's "Grenadier Gauntlet" group
+    # names abf1-89f8-162d-cf16, the Bullgryn's link to the Grenadier gauntlet (line 1576): he takes
+    # it (and his close combat weapon), not the group's first entry, the Bullgryn maul
+    bullgryn = _unit(snapshot, "Astra Militarum", "Bullgryn Squad")
+    bone = next(m for m in bullgryn["models"] if m["name"] == "Bullgryn Bone 'ead")
+    assert sorted(bone["weapons"]) == ["Close combat weapon", "Grenadier gauntlet"]
+    # imperium-space-marines.cat: groups whose default names a link of another group of the same
+    # file, "Weapon Option" 19fd-15ca-1adf-d3c4 -> Heavy Bolter, "Turret Weapon" f717-df2b-fa22-1189
+    # -> Twin heavy bolter
+    speeder = _unit(snapshot, "Space Marines", "Land Speeder [Legends]")
+    assert "Heavy Bolter" in speeder["models"][0]["weapons"] and "Multi-melta" not in speeder["models"][0]["weapons"]
+    razorback = _unit(snapshot, "Space Marines", "Relic Razorback [Legends]")
+    assert "Twin heavy bolter" in razorback["models"][0]["weapons"]
+    # imperium-black-templars.cat line 5001, Terminator Squad: the Sergeant's "Weapon Option" group
+    # (084c-d4bd-0514-2ce9) names as its default 7227-b99b-6f6e-d8ee, a link in another file
+    # (imperium-space-marines.cat) to a Power fist: not followed, so the group's first entry, the
+    # Power weapon (the datasheet's), taken as a guess
+    templars = _unit(snapshot, "Black Templars", "Terminator Squad")
+    sergeant = next(m for m in templars["models"] if m["name"] == "Terminator Sergeant")
+    assert "Power weapon" in sergeant["weapons"] and "Power fist" not in sergeant["weapons"]

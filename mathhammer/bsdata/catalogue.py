@@ -92,6 +92,11 @@ class Index:
         self.by_id: dict[str, ET.Element] = {}
         #: selectionEntry id -> the catalogue whose file defines it
         self.home: dict[str, Catalogue] = {}
+        #: entryLink id -> (the catalogue whose file holds it, its target's id): a group's default
+        #: may name a link of another group
+        self.links: dict[str, tuple[str, str]] = {}
+        #: selectionEntryGroup id -> the catalogue whose file holds it
+        self.group_home: dict[str, str] = {}
 
     def add(self, cat: Catalogue) -> None:
         self.catalogues[cat.id] = cat
@@ -103,6 +108,12 @@ class Index:
                     by_id[ident] = elem
                     if elem.tag == "selectionEntry":
                         self.home[ident] = cat
+                    elif elem.tag == "selectionEntryGroup":
+                        self.group_home[ident] = cat.id
+            elif elem.tag == "entryLink":
+                ident = elem.get("id")
+                if ident and ident not in self.links:
+                    self.links[ident] = (cat.id, elem.get("targetId", ""))
 
     def target(self, link: ET.Element) -> ET.Element | None:
         """The element an entryLink / infoLink / categoryLink points to, or None."""

@@ -11,8 +11,9 @@ How a catalogue's entry is read (see docs/import.md for the why of each choice):
   else the model type with the largest ``max``, or else the first) makes up the difference.
 - **Default loadout** (per model): the weapons of the upgrades the model must take (their ``min``,
   or ``defaultAmount``) and of each group's ``defaultSelectionEntryId`` entry (as many as the
-  group's ``min``, at least one). A group that must be taken but names no default takes its
-  first entry (an assumption, listed in the summary). An upgrade with several weapon profiles
+  group's ``min``, at least one; a default naming another group's link, in the same file, to one
+  of the group's entries takes that entry: ruling M83). A group that must be taken but names no
+  default takes its first entry (an assumption, listed in the summary). An upgrade with several weapon profiles
   (``Reaper chainsword - strike`` / ``- sweep``, a kombi-weapon) counts with its "- strike"
   profile where it has one, else its first; the others are options. A pistol carried beside
   another ranged weapon, and a second melee weapon without EXTRA ATTACKS, are left out of the
@@ -330,6 +331,11 @@ class _Walker:
         pick = next((i for i, (c, lk) in enumerate(members)
                      if default and default in (c.get("id"), lk.get("id") if lk is not None else None,
                                                 lk.get("targetId") if lk is not None else None)), None)
+        home, linked = self.index.links.get(default, ("", "")) if default and pick is None else ("", "")
+        if linked and home == self.index.group_home.get(group.get("id", "")):
+            # the default is another group's link in this file (a copied group kept its id; ruling M83):
+            # the entry that link points to
+            pick = next((i for i, (c, _lk) in enumerate(members) if c.get("id") == linked), None)
         guess = None
         if pick is not None:
             amounts[pick] = max(amounts[pick], low - (sum(amounts) - amounts[pick]), 1)
