@@ -7,10 +7,11 @@ naming the field and the value.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 from fractions import Fraction
+from typing import Any
 
 from .errors import MatchupError, ProfileError
 from .limits import (
@@ -33,6 +34,8 @@ __all__ = [
     "WARGEAR_GIVES",
     "Wargear",
     "describe_gives",
+    "bear",
+    "give_bearer",
     "Ability",
     "AttackerSide",
     "Battle",
@@ -267,9 +270,17 @@ class ModelStats:
     loadout: tuple[tuple[str, int], ...] = ()
     #: weapons of the unit these models may take instead of (or beside) their default loadout
     options: tuple[str, ...] = ()
+    #: the unit's wargear (:class:`Wargear`, by name; a name twice: two) each model bears by
+    #: default, its defences given already (ruling M81)
+    wargear: tuple[str, ...] = ()
+    #: this statline before that wargear: where a roster lists what its models bear instead
+    #: (a Bullgryn with a Brute shield, not the default Slabshield), that is given to this
+    bare: ModelStats | None = None
 
     def __post_init__(self) -> None:
         where = f"model {self.name!r}"
+        if any(not w.strip() for w in self.wargear):
+            raise ProfileError("a wargear name cannot be blank", where=where, value=list(self.wargear))
         check_count(self.count, name="count", lo=None, hi=MAX_TARGET_MODELS, where=where, error=ProfileError)
         if self.count < 1:
             raise ProfileError("count must be at least 1", where=where, value=self.count)
@@ -300,6 +311,49 @@ def describe_gives(gives: Iterable[tuple[str, int]]) -> str:
     words = {"invulnerable": "a {}+ invulnerable save", "feel_no_pain": "Feel No Pain {}+",
              "W": "a Wounds characteristic of {}", "add_W": "+{} Wounds"}
     return " and ".join(words[k].format(v) for k, v in gives)
+
+
+def give_bearer(statline: dict[str, Any], pieces: Sequence[tuple[str, Mapping[str, Any], int]],
+                unit: Mapping[str, Any]) -> list[str]:
+    """Give a statline (a profile-schema dict: ``W``, ``invulnerable``, ``feel_no_pain``) what its
+    every model bears (ruling M81): ``pieces`` are (name, what it gives: ``WARGEAR_GIVES`` keys,
+    how many each model bears, at least 1). The Wounds characteristic is set (the largest such
+    value), then added to, each piece as many times as a model bears it (R-0.2: two Shield
+    Drones, +2); an invulnerable save or Feel No Pain is given where better than the unit's
+    (``unit``: its ``invulnerable`` ({save, ranged_only}) and ``feel_no_pain``), once. Returns,
+    for the notes, why an invulnerable save is not given: the unit's is against ranged attacks
+    only (a statline's save is against what the unit's is against, so one against every attack
+    cannot stand beside it)."""
+    why: list[str] = []
+    unit_save = unit.get("invulnerable")
+    saves = [(name, g["invulnerable"]) for name, g, _ in pieces if "invulnerable" in g]
+    for name, save in saves:
+        if unit_save is not None and unit_save["ranged_only"]:
+            why.append(f"{name}: the bearer's {save}+ invulnerable save is not given (the unit's "
+                       f"{unit_save['save']}+ is against ranged attacks only)")
+        elif unit_save is None or save < unit_save["save"]:
+            statline["invulnerable"] = min(save, statline.get("invulnerable", 7))
+    for _, g, _ in pieces:
+        if "feel_no_pain" in g and g["feel_no_pain"] < (unit.get("feel_no_pain") or 7):
+            statline["feel_no_pain"] = min(g["feel_no_pain"], statline.get("feel_no_pain", 7))
+    set_to = [g["W"] for _, g, _ in pieces if "W" in g]
+    statline["W"] = (max(set_to) if set_to else statline["W"]) + sum(g.get("add_W", 0) * n for _, g, n in pieces)
+    return why
+
+
+def bear(stats: ModelStats, pieces: Sequence[tuple[str, Mapping[str, Any], int]], *, invulnerable: int | None,
+         ranged_only: bool, feel_no_pain: int | None) -> tuple[ModelStats, list[str]]:
+    """``stats`` with what each of its models bears (:func:`give_bearer`'s ``pieces``), against
+    the unit's own ``invulnerable`` save (``ranged_only``) and ``feel_no_pain``; and why an
+    invulnerable save was not given."""
+    own: dict[str, Any] = {"feel_no_pain": feel_no_pain}
+    if invulnerable:
+        own["invulnerable"] = {"save": invulnerable, "ranged_only": ranged_only}
+    given: dict[str, Any] = {"W": stats.wounds, **{k: v for k, v in (("invulnerable", stats.invulnerable),
+                                                                   ("feel_no_pain", stats.feel_no_pain)) if v}}
+    whys = give_bearer(given, pieces, own)
+    return replace(stats, wounds=given["W"], invulnerable=given.get("invulnerable"),
+                   feel_no_pain=given.get("feel_no_pain")), whys
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

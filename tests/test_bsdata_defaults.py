@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from mathhammer.bsdata.build import Imported, import_files
+from mathhammer.profiles.schema import _Reader
+from mathhammer.profiles.schema import _unit as _unit_of
 
 from .test_bsdata_catalogue import GST, NS_CAT, bounds, chars, statline, weapon
 
@@ -24,7 +26,8 @@ def _ability(pid: str, text: str) -> str:
 
 def _shield_group(gid: str, default: str, links: list[tuple[str, str]]) -> str:
     """A "Shield" group (take exactly one) of entryLinks (id, target) with the given default id."""
-    inner = "".join(f'<entryLink id="{lid}" name="{target}" type="selectionEntry" targetId="{target}"/>'
+    names = {"w-slab": "Slab shield", "w-round": "Round shield"}
+    inner = "".join(f'<entryLink id="{lid}" name="{names[target]}" type="selectionEntry" targetId="{target}"/>'
                     for lid, target in links)
     return (f'<selectionEntryGroup name="Shield" id="{gid}" defaultSelectionEntryId="{default}">'
             f"{bounds(1, 1)}<entryLinks>{inner}</entryLinks></selectionEntryGroup>")
@@ -120,14 +123,17 @@ def _unit(imported: Imported, name: str) -> dict[str, Any]:
 def test_m83_a_copied_groups_default_takes_the_entry_its_link_points_to(brutes: Imported) -> None:
     pack = _unit(brutes, "Brute Pack")
     models = {m["name"]: m for m in pack["models"]}
-    # the Brute's own defaults: Slab shield (W set to 4) and Club
-    assert (models["Brute"]["count"], models["Brute"]["W"], models["Brute"]["weapons"]) == (2, 4, ["Club"])
+    # the Brute's own defaults: Slab shield (W set to 4 when loaded, ruling M81) and Club
+    assert (models["Brute"]["count"], models["Brute"]["wargear"], models["Brute"]["weapons"]) == (
+        2, ["Slab shield"], ["Club"])
     # the Boss's groups name the Brute's links (el-slab-brute -> w-slab, el-club-brute -> w-club):
     # the same entries, though the Boss's own links to them come second
-    assert (models["Brute Boss"]["count"], models["Brute Boss"]["W"], models["Brute Boss"]["weapons"]) == (
-        1, 4, ["Club"])
+    assert (models["Brute Boss"]["count"], models["Brute Boss"]["wargear"], models["Brute Boss"]["weapons"]) == (
+        1, ["Slab shield"], ["Club"])
     assert models["Brute Boss"]["options"] == ["Maul"]
     assert "invulnerable" not in models["Brute Boss"] and "invulnerable" not in pack
+    loaded = _unit_of(_Reader("imported", "units[0]", pack))
+    assert {m.name: (m.wounds, m.invulnerable) for m in loaded.models} == {"Brute": (4, None), "Brute Boss": (4, None)}
     # nothing guessed for the pack
     assumptions = [a for f in brutes.factions for a in f.assumptions]
     assert not [a for a in assumptions if a.startswith("Brute Pack")]
@@ -138,7 +144,7 @@ def test_m83_a_default_naming_a_link_of_another_file_is_not_followed(brutes: Imp
     # el-faction-slab is in brutes.cat, the group in lib.cat: the importer takes the first entry
     # (Round shield) as a guess, and a guess gives no statline defences (ruling M81)
     (model,) = lone["models"]
-    assert model["W"] == 3 and "invulnerable" not in model
+    assert model["W"] == 3 and "invulnerable" not in model and "wargear" not in model
     assumptions = [a for f in brutes.factions for a in f.assumptions]
     assert any(a.startswith("Lone Brute") and "Shield: took Round shield (no default given)" in a
                for a in assumptions)

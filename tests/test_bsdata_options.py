@@ -15,6 +15,9 @@ import pytest
 
 from mathhammer.bsdata.build import Imported, import_files
 from mathhammer.bsdata.convert import unit_rule
+from mathhammer.model import Unit
+from mathhammer.profiles.schema import _Reader
+from mathhammer.profiles.schema import _unit as _unit_of
 
 from .test_bsdata_catalogue import GST, NS_CAT, bounds, statline, weapon
 
@@ -239,6 +242,11 @@ def test_m57_tidewall_firing_decks(snapshot: Imported) -> None:
     assert decks == {"Tidewall Shieldline": 20, "Tidewall Droneport": 11, "Tidewall Gunrig": 11}
 
 
+def _loaded(u: dict[str, Any]) -> Unit:
+    """An imported unit as the profile loader reads it (what a built-in profile gives)."""
+    return _unit_of(_Reader("imported", "units[0]", u))
+
+
 def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> None:
     # imperium-astra-militarum-library.cat line 1550: model "Bullgryn" (Unit profile W3) with the
     # group "Slabshield" (min 1, max 1, default entryLink 5f35-c9de-9747-2529 -> be30-b742-ec15-1066,
@@ -246,30 +254,37 @@ def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> N
     # The Bone 'ead's own group (line 1648) names as its default 5f35-c9de-9747-2529, the Bullgryn's
     # link (line 1569) to the same Slabshield, not its own af5d-294f-5e7f-0de7 (line 1654): ruling M83
     bullgryn = _unit(snapshot, "Astra Militarum", "Bullgryn Squad")
-    assert {m["name"]: m["W"] for m in bullgryn["models"]} == {"Bullgryn": 4, "Bullgryn Bone 'ead": 4}
+    # the statlines keep the datasheet's W3 and name the wargear they bear; loaded, they are W4
+    assert {m["name"]: (m["W"], m["wargear"]) for m in bullgryn["models"]} == {
+        "Bullgryn": (3, ["Slabshield"]), "Bullgryn Bone 'ead": (3, ["Slabshield"])}
+    assert {m.name: m.wounds for m in _loaded(bullgryn).models} == {"Bullgryn": 4, "Bullgryn Bone 'ead": 4}
     # leagues-of-votann.cat line 1580: the Einhyr Champion's group "Crest" (min 1, default
     # b0eb-9aa0-5029-db9d "Weavefield crest", line 1590: "The bearer has a 4+ invulnerable save.");
     # the unit has no invulnerable save of its own
     champion = _unit(snapshot, "Leagues of Votann", "Einhyr Champion")
-    assert "invulnerable" not in champion and champion["models"][0]["invulnerable"] == 4
-    assert champion["models"][0]["W"] == 5
+    assert "invulnerable" not in champion and "invulnerable" not in champion["models"][0]
+    assert champion["models"][0]["wargear"] == ["Weavefield crest"]
+    (model,) = _loaded(champion).models
+    assert (model.invulnerable, model.wounds) == (4, 5)
     # imperium-space-wolves.cat line 9695: the Wolf Guard Battle Leader (W5) takes a Storm Shield
     # by default, line 9833: "The bearer has a Wounds characteristic of 6"
     leader = _unit(snapshot, "Space Wolves", "Wolf Guard Battle Leader")
-    assert leader["models"][0]["W"] == 6
+    assert (leader["models"][0]["W"], leader["models"][0]["wargear"]) == (5, ["Storm Shield"])
+    assert _loaded(leader).models[0].wounds == 6
     # a Shield Drone (tau-empire.cat line 63, 3ef0-a48a-cafc-ce23: "Add 1 to the bearer's Wounds
     # characteristic.") that no Sunforge statline takes by default: the unit's wargear, for rosters
     sunforge = _unit(snapshot, "T'au Empire", "Crisis Sunforge Battlesuits")
     assert {"name": "Shield Drone", "add_W": 1} in sunforge["wargear"]
-    assert {m["W"] for m in sunforge["models"]} == {4}
-    # a Bullgryn's Slabshield is in its statline; its other choice, the Brute shield (line 1570,
-    # 5a1c-ba0c-7970-348d: "The bearer has a 4+ invulnerable save."), is wargear
-    assert bullgryn["wargear"] == [{"name": "Brute shield", "invulnerable": 4}]
+    assert {m["W"] for m in sunforge["models"]} == {4} and not any("wargear" in m for m in sunforge["models"])
+    # the Bullgryn's wargear: the Slabshield they bear, and its other choice, the Brute shield
+    # (line 1570, 5a1c-ba0c-7970-348d: "The bearer has a 4+ invulnerable save.")
+    assert bullgryn["wargear"] == [{"name": "Slabshield", "W": 4}, {"name": "Brute shield", "invulnerable": 4}]
     # space-marines: "Vanguard Veteran Squad with Jump Packs", group "Pistol Option" names a default
     # (bfea-dd65...) that is none of its entries: the importer takes the first, a Storm Shield
     # ("The bearer has a 4+ invulnerable save."), as a guess: its weapons, not its save
     vanguard = _unit(snapshot, "Space Marines", "Vanguard Veteran Squad with Jump Packs")
-    assert all("invulnerable" not in m for m in vanguard["models"]) and "invulnerable" not in vanguard
+    assert all("invulnerable" not in m and "wargear" not in m for m in vanguard["models"])
+    assert "invulnerable" not in vanguard
     assert {"name": "Storm Shield", "invulnerable": 4} in vanguard["wargear"]
     # tau-empire.cat entry ebac-f783-8a80-8c4a "Marker Drone": "The bearer's unit has the
     # **^^Markerlight^^** keyword and can act as an Observer unit ...": for rosters that list one

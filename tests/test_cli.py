@@ -389,3 +389,14 @@ def test_anything_else_gets_the_whole_application(argv: list[str], monkeypatch: 
     assert root._for(["mathhammer", *argv]) is root.app
     monkeypatch.setenv("_MATHHAMMER_COMPLETE", "bash_complete")
     assert root._for(["mathhammer", "shoot"]) is root.app
+
+
+def test_m81_profiles_show_names_the_wargear_each_statline_bears() -> None:
+    # the built-in Bullgryn Squad (imperium-astra-militarum-library.cat): each model bears a
+    # Slabshield (W4) by default; a Brute shield (4+ invulnerable) is its other choice
+    r = run("profiles", "show", "bullgryn squad")
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    assert "wargear borne by default (in the statlines above): Bullgryn: Slabshield; Bullgryn Bone 'ead: Slabshield" in flat
+    assert ("wargear, for the rosters that list it: Slabshield: a Wounds characteristic of 4 (its bearer); Brute "
+            "shield: a 4+ invulnerable save (its bearer)") in flat

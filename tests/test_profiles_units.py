@@ -530,3 +530,36 @@ def test_wargear_named_twice_is_an_error(tmp_path: Path) -> None:
     e = profile_error(write_profile(tmp_path, MIXED.replace(
         "    keywords: [INFANTRY]\n", "    keywords: [INFANTRY]\n    wargear: [{name: Drone, W: 3}, {name: drone, W: 4}]\n", 1)))
     assert "wargear is given once" in _one_line(e) and "wargear[1]" in e.where
+
+
+BORNE = WARGEAR.replace("      - {name: Grunt, count: 9, T: 5, Sv: 5, W: 1, weapons: [Pistol gun, Blade]}\n",
+                        "      - {name: Grunt, count: 9, T: 5, Sv: 5, W: 1, weapons: [Pistol gun, Blade],\n"
+                        "         wargear: [shield drone, Shield Drone, Storm shield, Amulet]}\n", 1)
+
+
+def test_m81_a_statlines_wargear_is_given_to_it_when_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (mob,) = load_file(write_profile(tmp_path, BORNE))
+    grunt = mob.models[0]
+    # a Wounds characteristic of 4, then +1 for each of two Shield Drones: 6; the Storm
+    # shield's 4+ (the unit has none); the Amulet's Feel No Pain 5+ (the unit has none)
+    assert (grunt.wounds, grunt.invulnerable, grunt.feel_no_pain) == (6, 4, 5)
+    assert grunt.wargear == ("Shield Drone", "Shield Drone", "Storm shield", "Amulet")
+    assert grunt.bare is not None and (grunt.bare.wounds, grunt.bare.invulnerable, grunt.bare.feel_no_pain) == (
+        1, None, None)
+    assert mob.models[1].bare is None and mob.models[1].wounds == 3  # the Boss bears none
+    # dumped as written: the statline's own W1 and the names; loaded again, the same unit
+    dumped = dump_unit(mob)["models"][0]
+    assert (dumped["W"], dumped["wargear"]) == (1, ["Shield Drone", "Shield Drone", "Storm shield", "Amulet"])
+    assert "invulnerable" not in dumped and "feel_no_pain" not in dumped
+    again = load_file(write_profile(tmp_path, yaml.safe_dump({"schema": 1, "units": [dump_unit(mob)]}), "a.yaml"))
+    assert again == [mob]
+    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    write_profile(tmp_path / "p", BORNE)
+    load_library([tmp_path / "p"], use_env=False)
+    assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit") == mob  # from the cache
+
+
+def test_m81_a_statlines_wargear_must_be_the_units(tmp_path: Path) -> None:
+    e = profile_error(write_profile(tmp_path, BORNE.replace("Storm shield, Amulet]", "Storm shield, Refractor]")))
+    assert "model 'Grunt' bears wargear that unit 'Test Mob' does not list in its wargear" in _one_line(e)
+    assert "wargear[3]" in e.where and e.value == "Refractor"

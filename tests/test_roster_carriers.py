@@ -390,3 +390,35 @@ def test_m82_two_headings_of_one_name_are_two_groups_and_a_lone_unit_is_said(sha
     r = load_roster(tmp_path / "lone.txt", lib)
     assert any(n.text == "heading 'Solo Heading': Commander In Coldstar Battlesuit alone: nothing attached"
                for n in r.notes)
+
+
+_BULLGRYN = ("Test (300 points)\n\nAstra Militarum\nStrike Force (2000 points)\n\nOTHER DATASHEETS\n\n"
+             "Bullgryn Squad (100 points)\n"
+             "  \u2022 1x Bullgryn Bone 'ead\n    \u2022 1x Bullgryn maul\n      {boss}\n"
+             "  \u2022 2x Bullgryn\n    \u2022 2x Grenadier gauntlet\n      2x Close combat weapon\n{rest}")
+
+
+def test_m81_wargear_listed_replaces_the_statlines_default(lib: Library, tmp_path: Path) -> None:
+    # imperium-astra-militarum-library.cat: a Bullgryn is W3 (line 1550) and bears a Slabshield by
+    # default ("The bearer has a Wounds characteristic of 4.", line 15993), or instead a Brute
+    # shield (line 1570: "The bearer has a 4+ invulnerable save."); the unit has no invulnerable save
+    path = tmp_path / "b.txt"
+    path.write_text(_BULLGRYN.format(boss="1x Brute shield", rest="      2x Slabshield\n"), encoding="utf-8")
+    (entry,) = load_roster(path, lib).entries
+    assert entry.unit is not None, [n.text for n in entry.notes]
+    stats = {m.name: (m.wounds, m.invulnerable) for m in entry.unit.models}
+    # the Bone 'ead's Brute shield replaces his Slabshield: W3 and a 4+, not W4 and a 4+
+    assert stats == {"Bullgryn Bone 'ead": (3, 4), "Bullgryn": (4, None)}
+    texts = [n.text for n in entry.notes]
+    assert "Bullgryn Bone 'ead: the wargear listed replaces the default Slabshield (ruling M81)" in texts
+    assert not any(t.startswith("Bullgryn: the wargear listed replaces") for t in texts)
+
+
+def test_m81_a_statline_with_no_wargear_listed_keeps_its_default(lib: Library, tmp_path: Path) -> None:
+    # weapons listed, no wargear (an export that leaves it out): the default Slabshield stands
+    path = tmp_path / "b.txt"
+    path.write_text(_BULLGRYN.format(boss="1x Grenadier gauntlet", rest=""), encoding="utf-8")
+    (entry,) = load_roster(path, lib).entries
+    assert entry.unit is not None, [n.text for n in entry.notes]
+    assert {(m.wounds, m.invulnerable) for m in entry.unit.models} == {(4, None)}
+    assert not any("replaces the default" in n.text for n in entry.notes)

@@ -11,7 +11,7 @@ instead of writing a file that does not load. A weapon's keywords that
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -247,33 +247,6 @@ def bearer_unit_keywords(text: str) -> tuple[str, ...]:
     if not all(_KEYWORD_NAME.fullmatch(n) for n in names):
         return ()  # prose, not a list of keywords: kept as text
     return tuple(n.upper() for n in names)
-
-
-def give_bearer(statline: dict[str, Any], pieces: Sequence[tuple[str, Mapping[str, Any], int]],
-                unit: dict[str, Any]) -> list[str]:
-    """Give a statline (a profile-schema dict) what its every model bears: ``pieces`` are (name,
-    what :func:`bearer_defences` read, how many each model bears, at least 1). The Wounds
-    characteristic is set (the largest such value), then added to, each piece as many times as
-    a model bears it (R-0.2: two Shield Drones, +2); an invulnerable save or Feel No Pain is
-    given where better than the unit's (``unit``: the unit's profile dict, its ``invulnerable``
-    and ``feel_no_pain``), once. Returns, for the notes, why an invulnerable save is not given:
-    the unit's is against ranged attacks only (a statline's save is against what the unit's is
-    against, so one against every attack cannot stand beside it)."""
-    why: list[str] = []
-    unit_save = unit.get("invulnerable")
-    saves = [(name, g["invulnerable"]) for name, g, _ in pieces if "invulnerable" in g]
-    for name, save in saves:
-        if unit_save is not None and unit_save["ranged_only"]:
-            why.append(f"{name}: the bearer's {save}+ invulnerable save is not given (the unit's "
-                       f"{unit_save['save']}+ is against ranged attacks only)")
-        elif unit_save is None or save < unit_save["save"]:
-            statline["invulnerable"] = min(save, statline.get("invulnerable", 7))
-    for _, g, _ in pieces:
-        if "feel_no_pain" in g and g["feel_no_pain"] < unit.get("feel_no_pain", 7):
-            statline["feel_no_pain"] = min(g["feel_no_pain"], statline.get("feel_no_pain", 7))
-    set_to = [g["W"] for _, g, _ in pieces if "W" in g]
-    statline["W"] = (max(set_to) if set_to else statline["W"]) + sum(g.get("add_W", 0) * n for _, g, n in pieces)
-    return why
 
 
 def states_a_defence(name: str, text: str) -> bool:

@@ -29,7 +29,10 @@ How a catalogue's entry is read (see docs/import.md for the why of each choice):
   an alias that would name different profiles).
 - **Bearer defences**: an upgrade a model takes by default whose text gives its bearer an
   invulnerable save, Feel No Pain or Wounds (:func:`.convert.bearer_defences`: a Slabshield's
-  "Wounds characteristic of 4") changes that statline (:func:`.convert.give_bearer`, ruling M81).
+  "Wounds characteristic of 4") is named in that statline's ``wargear:`` and listed in the unit's,
+  and the statline keeps its own characteristics: loading the profile gives it the wargear
+  (:func:`mathhammer.model.give_bearer`), and a roster that lists other wargear for the model
+  gives that instead (ruling M81).
 - **Named abilities**: ``Firing Deck N`` -> ``firing_deck``, "For the Greater Good" -> ``rules``
   (ruling M57).
 - **Points**: the entry's ``pts`` cost is the smallest size's; a ``set`` modifier of the cost
@@ -50,6 +53,7 @@ from typing import Any
 
 from .. import dice
 from ..errors import ProfileError
+from ..model import give_bearer
 from ..rules import fired_profiles, melee_weight, not_attacking_with
 from .catalogue import Catalogue, Index
 from .convert import (
@@ -60,7 +64,6 @@ from .convert import (
     bearer_unit_keywords,
     characteristics,
     defences,
-    give_bearer,
     states_a_defence,
     statline_dict,
     unit_rule,
@@ -655,8 +658,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     data["models"] = models
     data.update(defences(abilities))
     for stat_out, every in borne:  # a Storm shield's Wounds, a Weavefield crest's save (ruling M81)
-        for why in give_bearer(stat_out, every, data):
+        for why in give_bearer(dict(stat_out), every, data):  # (given when the profile is loaded)
             result.assumptions.append(f"{name}: model {stat_out['name']!r}: {why}")
+        stat_out["wargear"] = [a for a, _given, n in every for _ in range(n)]
         given_keywords = [k for _, given, _n in every for k in given.get("keywords", ()) if k not in unit_keywords]
         if given_keywords:
             unit_keywords = sorted({*unit_keywords, *given_keywords})
@@ -702,7 +706,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     data["keywords"] = unit_keywords
     if unmodelled:
         data["unmodelled"] = unmodelled
-    wargear = _wargear(optional_gear, {a.lower() for _, every in borne for a, _g, _n in every})
+    wargear = _wargear([(a, given) for _, every in borne for a, given, _n in every] + optional_gear)
     if wargear:
         data["wargear"] = wargear
     _carrier_aliases(carriers, weapons)
@@ -711,15 +715,13 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     return result
 
 
-def _wargear(found: list[tuple[str, dict[str, Any]]], default: set[str]) -> list[dict[str, Any]]:
+def _wargear(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """The unit's ``wargear:`` (ruling M81): each piece of wargear that gives its bearer defences
-    or its unit keywords and that no statline takes by default (one that does is in that
-    statline already, or the unit's keywords), once by name (the first met where two of a name
-    give different things)."""
+    or its unit keywords, those the statlines bear by default (their ``wargear:``) first, once
+    by name (the first met where two of a name give different things)."""
     out: dict[str, dict[str, Any]] = {}
     for name, given in found:
-        if name.lower() not in default:
-            out.setdefault(name.lower(), {"name": name, **given})
+        out.setdefault(name.lower(), {"name": name, **given})
     return list(out.values())
 
 

@@ -27,10 +27,10 @@ from .schema import MODIFIERS
 
 CACHE_ENV_VAR = "MATHHAMMER_CACHE_DIR"
 #: Bumped when the layout of a cache entry changes.
-_CACHE_FORMAT = 6  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
+_CACHE_FORMAT = 7  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
 # 3: unmodelled, sizes, options; one marshal blob per unit, rebuilt when it is looked up; the name index
 # 4: units' deadly_demise, firing_deck, rules
-# 5: units' wargear; 6: wargear's keywords
+# 5: units' wargear; 6: wargear's keywords; 7: statlines' wargear and bare statline
 
 
 def cache_dir() -> Path:
@@ -210,7 +210,8 @@ class _Rebuild:
                           invulnerable=_of(m["invulnerable"], int, optional=True),
                           feel_no_pain=_of(m["feel_no_pain"], int, optional=True),
                           keywords=frozenset(self.strings(m["keywords"])), loadout=self.loadout(m["loadout"]),
-                          options=self.strings(m["options"]))
+                          options=self.strings(m["options"]), wargear=self.strings(m["wargear"]),
+                          bare=None if m["bare"] is None else self.model(m["bare"]))
 
     def loadout(self, pairs: list[Any]) -> tuple[tuple[str, int], ...]:
         out: list[tuple[str, int]] = []

@@ -14,6 +14,7 @@ statline may take instead of its default (``options``). Errors name the file, th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import lru_cache, partial
 from typing import Any, TypeVar
 
@@ -39,6 +40,7 @@ from ..model import (
     Unit,
     Wargear,
     Weapon,
+    bear,
 )
 from ..notation import parse_ability
 from ._yaml import _empty, _show
@@ -51,7 +53,7 @@ _UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invul
               "damage_reduction", "deadly_demise", "firing_deck", "rules", "keywords", "weapons", "abilities",
               "modifiers", "attached", "unmodelled", "sizes", "wargear"}
 _MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC", "invulnerable", "feel_no_pain", "keywords", "weapons",
-               "options"}
+               "options", "wargear"}
 _WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities", "modifiers", "unmodelled"}
 
 #: Modifiers a profile may carry, merged with the command line (which wins): name -> type.
@@ -243,7 +245,17 @@ def _modifiers(r: _Reader) -> tuple[tuple[str, object], ...]:
     return tuple(out)
 
 
-def _model(m: _Reader, unit: str, weapons: tuple[Weapon, ...]) -> ModelStats:
+class _Defences:
+    """What a statline's default wargear is given against: the unit's own invulnerable save
+    (``ranged_only``), Feel No Pain and ``wargear:`` entries."""
+
+    def __init__(self, invulnerable: int | None, ranged_only: bool, feel_no_pain: int | None,
+                 wargear: tuple[Wargear, ...]) -> None:
+        self.invulnerable, self.ranged_only, self.feel_no_pain = invulnerable, ranged_only, feel_no_pain
+        self.wargear = {_key(w.name): w for w in wargear}
+
+
+def _model(m: _Reader, unit: str, weapons: tuple[Weapon, ...], own: _Defences) -> ModelStats:
     m.mapping(_MODEL_KEYS, ("name", "count", "T", "Sv", "W"))
     name: str = m.get("name", str)
     if isinstance(m.data.get("invulnerable"), dict):
@@ -251,13 +263,38 @@ def _model(m: _Reader, unit: str, weapons: tuple[Weapon, ...]) -> ModelStats:
                      "invulnerable", hint="ranged_only is given once, on the unit's invulnerable")
     loadout = _loadout(m, unit, name, weapons)
     options = _options(m, unit, name, weapons)
-    return _built(m, lambda: ModelStats(
+    bare = _built(m, lambda: ModelStats(
         name=name, count=m.get("count", int, lo=1, hi=MAX_TARGET_MODELS),
         move=m.get("M", int, lo=0, hi=MAX_RANGE), toughness=m.get("T", int, lo=1, hi=MAX_CHARACTERISTIC),
         save=m.get("Sv", int, lo=2, hi=7), wounds=m.get("W", int, lo=1, hi=MAX_WOUNDS),
         leadership=m.get("Ld", int, lo=2, hi=12), objective_control=m.get("OC", int, lo=0, hi=MAX_WOUNDS),
         invulnerable=m.get("invulnerable", int, lo=2, hi=6), feel_no_pain=m.get("feel_no_pain", int, lo=2, hi=6),
         keywords=_keywords(m), loadout=loadout, options=options))
+    borne = _borne(m, unit, name, own)
+    if not borne:
+        return bare
+    counts: dict[str, int] = {}
+    for w in borne:
+        counts[w.name] = counts.get(w.name, 0) + 1
+    pieces = [(w.name, dict(w.gives), counts[w.name]) for w in dict.fromkeys(borne) if w.gives]
+    stats, _why = bear(bare, pieces, invulnerable=own.invulnerable, ranged_only=own.ranged_only,
+                       feel_no_pain=own.feel_no_pain)
+    return _built(m, lambda: replace(stats, wargear=tuple(w.name for w in borne), bare=bare))
+
+
+def _borne(m: _Reader, unit: str, model: str, own: _Defences) -> list[Wargear]:
+    """A statline's ``wargear:``: names of the unit's ``wargear:`` entries each of its models bears
+    by default (a name twice: two), given to it (ruling M81)."""
+    out: list[Wargear] = []
+    for i, raw in enumerate(_texts(m, "wargear")):
+        found = own.wargear.get(_key(raw)) if isinstance(raw, str) else None
+        if found is None:
+            have = (f"it lists {', '.join(w.name for w in own.wargear.values())}" if own.wargear else
+                    "it lists none")
+            raise m.fail(f"model {model!r} bears wargear that unit {unit!r} does not list in its wargear ({have})",
+                         raw, f"wargear[{i}]", hint="give each piece once in the unit's wargear: {name, W/add_W/...}")
+        out.append(found)
+    return out
 
 
 def _keywords(r: _Reader) -> frozenset[str]:
@@ -367,17 +404,20 @@ def _unit(r: _Reader) -> Unit:
     r.mapping(_UNIT_KEYS, ("name", "models"))
     name = r.name()
     weapons = tuple(_weapon(w, name) for w in r.items("weapons"))
-    models = [_model(m, name, weapons) for m in r.items("models")]
-    if not models:
-        raise r.fail("a unit needs at least one model", [], "models")
-    total = sum(m.count for m in models)
-    if total > MAX_TARGET_MODELS:
-        raise r.fail(f"the counts add up to more than {MAX_TARGET_MODELS} models", total, "models")
     inv, inv_ranged = None, False
     if r.data.get("invulnerable") is not None:
         iv = r.child("invulnerable")
         iv.mapping({"save", "ranged_only"}, ("save",))
         inv, inv_ranged = iv.get("save", int, lo=2, hi=6), iv.get("ranged_only", bool, False)
+    fnp = r.get("feel_no_pain", int, lo=2, hi=6)
+    wargear = _wargear(r)
+    own = _Defences(inv, inv_ranged, fnp, wargear)
+    models = [_model(m, name, weapons, own) for m in r.items("models")]
+    if not models:
+        raise r.fail("a unit needs at least one model", [], "models")
+    total = sum(m.count for m in models)
+    if total > MAX_TARGET_MODELS:
+        raise r.fail(f"the counts add up to more than {MAX_TARGET_MODELS} models", total, "models")
     demise = r.dice("deadly_demise") if r.data.get("deadly_demise") is not None else None
     keywords = _keywords(r)
     attached = r.strings("attached")
@@ -404,10 +444,10 @@ def _unit(r: _Reader) -> Unit:
         stealth=defensive.get("stealth", False), half_damage=defensive.get("half_damage", False),
         points=r.get("points", int, sizes[0][1] if sizes else None, lo=0), source=r.get("source", str, ""),
         models=tuple(models),
-        invulnerable=inv, invulnerable_ranged_only=inv_ranged, feel_no_pain=r.get("feel_no_pain", int, lo=2, hi=6),
+        invulnerable=inv, invulnerable_ranged_only=inv_ranged, feel_no_pain=fnp,
         damage_reduction=reduction, keywords=keywords, weapons=weapons, attached=attached, unmodelled=unmodelled,
         sizes=sizes, deadly_demise=demise, firing_deck=r.get("firing_deck", int, None, lo=1, hi=MAX_ATTACKING_MODELS),
-        rules=rules, wargear=_wargear(r)))
+        rules=rules, wargear=wargear))
 
 
 def _wargear(r: _Reader) -> tuple[Wargear, ...]:
@@ -501,6 +541,9 @@ def dump_unit(u: Unit) -> dict[str, Any]:
 
 
 def _dump_model(m: ModelStats) -> dict[str, Any]:
+    if m.bare is not None:  # the characteristics before its default wargear, and that wargear
+        return {**_dump_model(replace(m.bare, name=m.name, count=m.count, loadout=m.loadout, options=m.options,
+                                      keywords=m.keywords)), "wargear": list(m.wargear)}
     out: dict[str, Any] = {"name": m.name, "count": m.count}
     if m.move is not None:
         out["M"] = m.move

@@ -156,6 +156,9 @@ def show_view(obj: Unit | Weapon) -> RenderableType:
     lines.append(Text("  keywords: " + ", ".join(sorted(u.keywords))))
     if u.unmodelled:
         lines.append(Text("  abilities not modelled: " + ", ".join(u.unmodelled)))
+    borne = [f"{m.name}: {', '.join(m.wargear)}" for m in u.models if m.wargear]
+    if borne:
+        lines.append(Text("  wargear borne by default (in the statlines above): " + "; ".join(borne)))
     if u.wargear:
         lines.append(Text("  wargear, for the rosters that list it: " + "; ".join(
             f"{w.name}: " + ", ".join([*([describe_gives(w.gives) + " (its bearer)"] if w.gives else []),

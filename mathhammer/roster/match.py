@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-from ..bsdata import convert
 from ..errors import ProfileError
-from ..model import ModelStats, Unit, Wargear, Weapon, describe_gives
+from ..model import ModelStats, Unit, Wargear, Weapon, bear, describe_gives
 from ..profiles import Library
 from ..rules import fired_profiles
 from .loadout import attacking, borne_each, spread
@@ -230,22 +228,18 @@ def _bear(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: RosterM
           notes: list[Note], line: int) -> list[ModelStats]:
     """``groups`` (the statlines of roster model group ``m``) with what the wargear listed for
     it gives (``borne``: each piece and how many are listed): every model bears the same
-    number of each, as :func:`convert.give_bearer` gives it (ruling M81); notes say what is
+    number of each, as :func:`mathhammer.model.give_bearer` gives it (ruling M81); notes say what is
     given, and what is left over (the roster does not say which models bear it)."""
     pieces, left_over = borne_each(((w.name, dict(w.gives), n) for w, n in borne if w.gives), m.count, m.name)
     notes += [Note(line, text) for text in left_over]
     if not pieces:
         return groups
-    own: dict[str, Any] = {"feel_no_pain": unit.feel_no_pain} if unit.feel_no_pain else {}
-    if unit.invulnerable:
-        own["invulnerable"] = {"save": unit.invulnerable, "ranged_only": unit.invulnerable_ranged_only}
     out, whys = [], set()
     for g in groups:
-        stats: dict[str, Any] = {"W": g.wounds, **{k: v for k, v in (("invulnerable", g.invulnerable),
-                                                                   ("feel_no_pain", g.feel_no_pain)) if v}}
-        whys.update(convert.give_bearer(stats, pieces, own))
-        out.append(replace(g, wounds=stats["W"], invulnerable=stats.get("invulnerable"),
-                           feel_no_pain=stats.get("feel_no_pain")))
+        stats, why = bear(g, pieces, invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
+                          feel_no_pain=unit.feel_no_pain)
+        whys.update(why)
+        out.append(stats)
     notes += [Note(line, why) for why in sorted(whys)]
     notes += [Note(line, f"{name}: {describe_gives(given.items())} for {m.count}x {m.name}"
                          f"{f' ({each} each)' if each > 1 else ''} (ruling M81)") for name, given, each in pieces]
@@ -366,7 +360,15 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
                 notes.append(Note(m.line or entry.line, f"{item}: its {w} is listed as well, counted once"))
             else:
                 totals.append((w, n))
-        mine = [replace(st, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
+        start = st
+        if st.bare is not None and any(piece.gives for piece, _n in borne.values()):
+            # the wargear listed replaces what the statline bears by default (a Brute shield listed:
+            # not the default Slabshield's Wounds too)
+            start = st.bare
+            if {key(w) for w in st.wargear} != {key(p.name) for p, _n in borne.values() if p.gives}:
+                notes.append(Note(m.line or entry.line, f"{m.name}: the wargear listed replaces the default "
+                                                        f"{', '.join(dict.fromkeys(st.wargear))} (ruling M81)"))
+        mine = [replace(start, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
         if borne:
             mine = _bear(mine, list(borne.values()), m, found, notes, m.line or entry.line)
             for piece, _n in borne.values():

@@ -40,7 +40,7 @@ from ..bsdata import convert
 from ..bsdata.xmlsafe import parse_xml
 from ..errors import ProfileError
 from ..limits import MAX_ATTACKING_MODELS
-from ..model import Unit
+from ..model import Unit, give_bearer
 from ..profiles.schema import _Reader, _unit
 from ..rules import fired_profiles
 from .loadout import attacking, borne_each, spread
@@ -281,7 +281,7 @@ def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Elem
                           unit: dict[str, Any]) -> set[str]:
     """Give each model group what the wargear its models bear gives them (``borne``: its
     statlines, its selection, its number of models and the pieces under it;
-    :func:`convert.give_bearer`, ``unit``: the unit's profile so far): every model bears the
+    :func:`mathhammer.model.give_bearer`, ``unit``: the unit's profile so far): every model bears the
     same number of each piece, the pieces of a name added up (two Shield Drones on each model
     give +2 Wounds); a note for what is left over (the roster does not say which models bear
     it) and where an invulnerable save cannot be given. Returns the keys of the abilities so
@@ -293,7 +293,7 @@ def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Elem
         u.notes += [Note(where, text) for text in left_over]
         whys: set[str] = set()
         for m in statlines:
-            whys.update(convert.give_bearer(m, pieces, unit))
+            whys.update(give_bearer(m, pieces, unit))
         u.notes += [Note(where, why) for why in sorted(whys)]
         modelled |= {key(name) for name, given, _ in pieces
                      if len(given) > 1 or not any(w.startswith(f"{name}: ") for w in whys)}
