@@ -422,3 +422,34 @@ def test_m81_a_statline_with_no_wargear_listed_keeps_its_default(lib: Library, t
     assert entry.unit is not None, [n.text for n in entry.notes]
     assert {(m.wounds, m.invulnerable) for m in entry.unit.models} == {(4, None)}
     assert not any("replaces the default" in n.text for n in entry.notes)
+
+
+def test_m84_an_attached_unit_shares_what_its_parts_wargear_gives_the_unit(shared_data: Path, lib: Library) -> None:
+    # gwapp-tau.txt "Attached Unit 2": Commander in Enforcer Battlesuit (line 32) with a Marker Drone
+    # (line 35: "The bearer's unit has the Markerlight keyword", tau-empire.cat ebac-f783-8a80-8c4a)
+    # leads Crisis Fireknife Battlesuits (line 40), who carry none: an attached unit is one unit for
+    # rules purposes (Leader), so the Fireknives have MARKERLIGHT too
+    r = load_roster(shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt", lib)
+    by_line = {e.line: e for e in r.entries}
+    fireknife, commander = by_line[40], by_line[32]
+    assert fireknife.unit is not None and commander.unit is not None
+    assert "MARKERLIGHT" in commander.unit.keywords and "MARKERLIGHT" in fireknife.unit.keywords
+    assert ("Crisis Fireknife Battlesuits: the attached unit has MARKERLIGHT, which Commander in Enforcer "
+            "Battlesuit's wargear gives its unit (ruling M84)") in [n.text for n in fireknife.notes]
+    # "Attached Unit 1": the Sunforge Shas'vre's Marker Drone (line 22) reaches Commander Farsight (line 11)
+    farsight = by_line[11]
+    assert farsight.unit is not None and "MARKERLIGHT" in farsight.unit.keywords
+    # a part that has the keyword already (the Sunforges, line 17) gets no note
+    assert not any("ruling M84" in n.text for n in by_line[17].notes)
+
+
+def test_m84_the_attached_fireknives_are_an_observer_with_markerlight(shared_data: Path) -> None:
+    import mathhammer
+
+    roster = shared_data / "text-exports-40kcompactor" / "gwapp-tau.txt"
+    # before, --markerlight was refused: "Crisis Fireknife Battlesuits is the Observer and has no
+    # MARKERLIGHT keyword"
+    lib = mathhammer.library(use_env=False, rosters=[roster])
+    attack = mathhammer.build("crisis fireknife battlesuits", "T4 SV3+ W2 MODELS10", lib=lib, observer=True,
+                              markerlight=True)
+    assert attack.matchup.weapons

@@ -94,7 +94,29 @@ def finish(roster: Roster) -> Roster:
         leaders = tuple(entries[i].unit.name for i in a.leaders if entries[i].unit is not None)  # type: ignore[union-attr]
         if guard.unit is not None and leaders:
             entries[a.bodyguard] = replace(guard, unit=replace(guard.unit, attached=leaders))
+        _share_keywords(entries, [a.bodyguard, *a.leaders])
     return replace(roster, entries=tuple(entries), notes=roster.notes + _points_check(roster))
+
+
+def _share_keywords(entries: list[RosterUnit], parts: list[int]) -> None:
+    """The keywords wargear gives "the bearer's unit" (a Leader's Marker Drone: MARKERLIGHT) go to
+    every part of the attached unit ``parts`` (entries' indexes), which is one unit for rules
+    purposes (ruling M84), with a note on each part that gains one."""
+    given: dict[str, str] = {}  # keyword -> the part whose wargear gives it
+    for i in parts:
+        e = entries[i]
+        if e.unit is not None:
+            for k in e.given_keywords:
+                given.setdefault(k, e.unit.name)
+    for i in parts:
+        e = entries[i]
+        if e.unit is None:
+            continue
+        new = {k: giver for k, giver in given.items() if k not in e.unit.keywords}
+        if new:
+            notes = tuple(Note(e.line, f"{e.unit.name}: the attached unit has {k}, which {giver}'s wargear gives "
+                                       "its unit (ruling M84)") for k, giver in new.items())
+            entries[i] = replace(e, unit=replace(e.unit, keywords=e.unit.keywords | set(new)), notes=e.notes + notes)
 
 
 def _points_check(roster: Roster) -> tuple[Note, ...]:

@@ -129,7 +129,8 @@ def match_unit(entry: RosterUnit, lib: Library, scope: Library | None = None) ->
     if key(found.faction) and entry.faction and key(found.faction) != key(entry.faction) \
             and not key(entry.faction).endswith(key(found.faction)):
         notes.insert(0, Note(entry.line, f"matched {found.name!r} of {found.faction}, not of the roster's faction"))
-    return replace(entry, unit=unit, matched=found.name, notes=entry.notes + tuple(notes))
+    return replace(entry, unit=unit, matched=found.name, notes=entry.notes + tuple(notes),
+                   given_keywords=tuple(sorted(unit.keywords - found.keywords)))
 
 
 class _Weapons:

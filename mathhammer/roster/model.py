@@ -77,6 +77,9 @@ class RosterUnit:
     unit: Unit | None = None
     matched: str = ""
     notes: tuple[Note, ...] = ()
+    #: keywords the wargear listed gives the unit beyond its datasheet's ("The bearer's unit has
+    #: the Markerlight keyword": a Marker Drone; ruling M81): an attached unit's parts share them
+    given_keywords: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
