@@ -417,8 +417,11 @@ class Unit:
     #: named rules of the datasheet that an army rule refers to (e.g. "For the Greater Good")
     rules: tuple[str, ...] = ()
     #: wargear its models may take that changes the bearer's defences (ruling M81), for rosters;
-    #: what a statline takes by default is in the statline already
+    #: a statline names what its models bear by default (:attr:`ModelStats.wargear`)
     wargear: tuple[Wargear, ...] = ()
+    #: enhancements its CHARACTER model may take that change the bearer's defences (ruling M85),
+    #: for text rosters, which name an enhancement without its rules
+    enhancements: tuple[Wargear, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"unit {self.name!r}"

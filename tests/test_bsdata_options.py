@@ -313,3 +313,19 @@ def test_m83_copied_groups_take_the_default_their_links_name(snapshot: Imported)
     templars = _unit(snapshot, "Black Templars", "Terminator Squad")
     sergeant = next(m for m in templars["models"] if m["name"] == "Terminator Sergeant")
     assert "Power weapon" in sergeant["weapons"] and "Power fist" not in sergeant["weapons"]
+
+
+def test_m85_a_unit_records_the_enhancements_that_change_its_bearers_defences(snapshot: Imported) -> None:
+    # imperium-imperial-knights-library.cat line 7685, enhancement "Omnissian Champion": "IMPERIAL
+    # KNIGHTS model only. Add 4 to the bearer's Wounds characteristic."; "Sanctuary": "... The
+    # bearer has a 5+ invulnerable save." Both in groups named "... Enhancements" that the Knight
+    # Paladin links; Canis Rex (an EPIC HERO) and the Armigers (no CHARACTER) link none
+    paladin = _unit(snapshot, "Imperial Knights", "Knight Paladin")
+    assert paladin["enhancements"] == [{"name": "Omnissian Champion", "add_W": 4},
+                                       {"name": "Sanctuary", "invulnerable": 5}]
+    assert paladin["models"][0]["W"] == 26  # the Unit profile's, line 799: an enhancement is not taken by default
+    for name in ("Canis Rex", "Armiger Warglaive"):
+        assert "enhancements" not in _unit(snapshot, "Imperial Knights", name)
+    # an enhancement whose text is anything else is not recorded (the Pennant of Silvered Fury)
+    lancer = _unit(snapshot, "Imperial Knights", "Cerastus Knight Lancer")
+    assert [e["name"] for e in lancer["enhancements"]] == ["Omnissian Champion", "Sanctuary"]

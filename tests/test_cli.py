@@ -400,3 +400,13 @@ def test_m81_profiles_show_names_the_wargear_each_statline_bears() -> None:
     assert "wargear borne by default (in the statlines above): Bullgryn: Slabshield; Bullgryn Bone 'ead: Slabshield" in flat
     assert ("wargear, for the rosters that list it: Slabshield: a Wounds characteristic of 4 (its bearer); Brute "
             "shield: a 4+ invulnerable save (its bearer)") in flat
+
+
+def test_m85_profiles_show_lists_the_enhancements_a_unit_may_take() -> None:
+    # imperium-imperial-knights-library.cat: "Omnissian Champion" (Add 4 to the bearer's Wounds
+    # characteristic) and "Sanctuary" (a 5+ invulnerable save), linked from the Knight Paladin
+    r = run("profiles", "show", "knight paladin")
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    assert ("enhancements, for the rosters that list one: Omnissian Champion: +4 Wounds (its bearer); Sanctuary: a "
+            "5+ invulnerable save (its bearer)") in flat

@@ -563,3 +563,34 @@ def test_m81_a_statlines_wargear_must_be_the_units(tmp_path: Path) -> None:
     e = profile_error(write_profile(tmp_path, BORNE.replace("Storm shield, Amulet]", "Storm shield, Refractor]")))
     assert "model 'Grunt' bears wargear that unit 'Test Mob' does not list in its wargear" in _one_line(e)
     assert "wargear[3]" in e.where and e.value == "Refractor"
+
+
+ENHANCED = MIXED.replace("    keywords: [INFANTRY]\n", "    keywords: [INFANTRY]\n    enhancements:\n"
+                         "      - {name: Iron Hide, add_W: 2}\n      - {name: Veil, invulnerable: 4, keywords: [stealthy]}\n",
+                         1)
+
+
+def test_m85_enhancements_load_dump_and_come_back_from_the_cache(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    (mob,) = load_file(write_profile(tmp_path, ENHANCED))
+    assert [(e.name, dict(e.gives), e.keywords) for e in mob.enhancements] == [
+        ("Iron Hide", {"add_W": 2}, ()), ("Veil", {"invulnerable": 4}, ("STEALTHY",))]
+    assert mob.wargear == () and [m.wounds for m in mob.models] == [1, 3]  # given only by a roster that names one
+    assert dump_unit(mob)["enhancements"] == [{"name": "Iron Hide", "add_W": 2},
+                                              {"name": "Veil", "invulnerable": 4, "keywords": ["STEALTHY"]}]
+    again = load_file(write_profile(tmp_path, yaml.safe_dump({"schema": 1, "units": [dump_unit(mob)]}), "a.yaml"))
+    assert again == [mob]
+    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    write_profile(tmp_path / "p", ENHANCED)
+    load_library([tmp_path / "p"], use_env=False)
+    assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit") == mob  # from the cache
+
+
+def test_m85_an_enhancement_named_twice_or_giving_nothing_is_an_error(tmp_path: Path) -> None:
+    e = profile_error(write_profile(tmp_path, MIXED.replace(
+        "    keywords: [INFANTRY]\n", "    keywords: [INFANTRY]\n    enhancements: [{name: Veil, W: 3}, {name: veil, W: 4}]\n",
+        1)))
+    assert "an enhancement is given once" in _one_line(e) and "enhancements[1]" in e.where
+    e = profile_error(write_profile(tmp_path, MIXED.replace(
+        "    keywords: [INFANTRY]\n", "    keywords: [INFANTRY]\n    enhancements: [{name: Veil}]\n", 1)))
+    assert "gives keywords or at least one of" in _one_line(e) and "enhancements[0]" in e.where

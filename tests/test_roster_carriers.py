@@ -453,3 +453,84 @@ def test_m84_the_attached_fireknives_are_an_observer_with_markerlight(shared_dat
     attack = mathhammer.build("crisis fireknife battlesuits", "T4 SV3+ W2 MODELS10", lib=lib, observer=True,
                               markerlight=True)
     assert attack.matchup.weapons
+
+
+def _knights(tmp_path: Path, paladin: str) -> Path:
+    path = tmp_path / "ik.txt"
+    path.write_text("Test (830 points)\n\nImperial Knights\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
+                    "Knight Paladin (400 points)\n  \u2022 1x Questoris heavy stubber\n    1x Rapid-fire battle cannon\n"
+                    f"  \u2022 Enhancement: {paladin}\n\n"
+                    "Cerastus Knight Lancer (430 points)\n  \u2022 1x Cerastus shock lance\n"
+                    "  \u2022 Enhancement: Pennant of Silvered Fury\n", encoding="utf-8")
+    return path
+
+
+def test_m85_an_enhancement_that_gives_its_bearer_wounds_is_given(lib: Library, tmp_path: Path) -> None:
+    # imperium-imperial-knights-library.cat: the Knight Paladin's Unit profile is W26 (line 799);
+    # the enhancement "Omnissian Champion": "IMPERIAL KNIGHTS model only. Add 4 to the bearer's
+    # Wounds characteristic." -> W30
+    r = load_roster(_knights(tmp_path, "Omnissian Champion"), lib)
+    paladin, lancer = r.entries
+    assert paladin.unit is not None and lancer.unit is not None
+    assert [(m.count, m.wounds) for m in paladin.unit.models] == [(1, 30)]
+    assert "Enhancement Omnissian Champion: +4 Wounds for its bearer, Knight Paladin (ruling M85)" in [
+        n.text for n in paladin.notes]
+    # an enhancement whose rules the library does not hold is named, not dropped silently
+    assert [m.wounds for m in lancer.unit.models] == [28]
+    assert any(n.text.startswith("Enhancement Pennant of Silvered Fury: not modelled") for n in lancer.notes)
+
+
+def test_m85_an_invulnerable_save_beside_the_units_ranged_only_one_is_not_given(lib: Library, tmp_path: Path) -> None:
+    # "Sanctuary": "IMPERIAL KNIGHTS model only. The bearer has a 5+ invulnerable save."; the
+    # Paladin's own 5+ is against ranged attacks only (Ion Shield), and a statline's save is against
+    # what the unit's is against: not given, with a note (ruling M81)
+    r = load_roster(_knights(tmp_path, "Sanctuary"), lib)
+    paladin = r.entries[0]
+    assert paladin.unit is not None and paladin.unit.models[0].invulnerable is None
+    assert any(n.text.startswith("Enhancement Sanctuary: the bearer's 5+ invulnerable save is not given")
+               for n in paladin.notes)
+
+
+def test_m85_the_bearer_is_the_units_character_model(lib: Library, tmp_path: Path) -> None:
+    # imperium-space-marines.cat: "The Flesh is Weak": "Adeptus Astartes model only. The bearer has
+    # the Feel No Pain 4+ ability."; a Captain has no Feel No Pain of his own
+    path = tmp_path / "sm.txt"
+    path.write_text("Test (100 points)\n\nSpace Marines\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
+                    "Captain (80 points)\n  \u2022 1x Bolt pistol\n    1x Master-crafted power weapon\n"
+                    "  \u2022 Enhancement: The Flesh is Weak\n", encoding="utf-8")
+    (captain,) = load_roster(path, lib).entries
+    assert captain.unit is not None
+    assert [(m.count, m.feel_no_pain) for m in captain.unit.models] == [(1, 4)]
+
+
+RETINUE = """\
+schema: 1
+units:
+  - name: Retinue
+    faction: Testers
+    keywords: [INFANTRY]
+    models:
+      - {name: Guard, count: 4, T: 4, Sv: 3, W: 2, weapons: [Carbine]}
+      - {name: Lord, count: {lords}, T: 4, Sv: 3, W: 5, keywords: [CHARACTER], weapons: [Carbine]}
+    weapons:
+      - {name: Carbine, range: 20, A: "2", BS: 4, S: 5, AP: 0, D: "1"}
+    enhancements:
+      - {name: Iron Hide, add_W: 2, feel_no_pain: 5}
+"""
+
+
+@pytest.mark.parametrize("lords", [1, 2])
+def test_m85_the_bearer_is_one_model_of_the_character_statline(tmp_path: Path, lords: int) -> None:
+    # the enhancement goes to one CHARACTER model: W5 + 2 = 7 and Feel No Pain 5+; a second Lord
+    # (and the Guards) keep their own
+    lib = Library(load_file(write_profile(tmp_path / "p", RETINUE.replace("{lords}", str(lords)))))
+    text = tmp_path / "list.txt"
+    text.write_text("Test (100 points)\n\nTesters\nStrike Force (100 points)\n\nCHARACTERS\n\n"
+                    "Retinue (100 points)\n  \u2022 Enhancement: Iron Hide\n", encoding="utf-8")
+    (entry,) = load_roster(text, lib).entries
+    assert entry.unit is not None, [n.text for n in entry.notes]
+    got = sorted((m.name, m.count, m.wounds, m.feel_no_pain) for m in entry.unit.models)
+    expected = [("Guard", 4, 2, None), ("Lord", 1, 7, 5)] + ([("Lord", 1, 5, None)] if lords == 2 else [])
+    assert got == sorted(expected)
+    assert "Enhancement Iron Hide: Feel No Pain 5+ and +2 Wounds for its bearer, Lord (ruling M85)" in [
+        n.text for n in entry.notes]

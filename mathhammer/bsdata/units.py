@@ -80,6 +80,8 @@ _DEFENSIVE_ABILITIES = {"stealth": "Stealth"}
 _COUNTED = re.compile(r"(?:[2-9]|[1-9][0-9]+|two|three|four|five|six|seven|eight|nine|ten)\b")
 #: Groups and entries that are not a unit's matched-play wargear: Crusade (narrative) upgrades,
 #: army-level enhancements and similar; their weapons are neither loadouts nor options.
+#: Groups of enhancements (a detachment's "Enhancements", "Biotide Enhancements"; ruling M85).
+_ENHANCEMENTS = re.compile(r"enhancement", re.IGNORECASE)
 _NOT_WARGEAR = re.compile(r"crusade|weapon modifications|weapon upgrades|enhancement|battle (?:traits|honours|scars)"
                           r"|relic|blackstone|territory control|headhunter|shadow operations|chivalric quest"
                           r"|mighty champions|specialisms", re.IGNORECASE)
@@ -360,6 +362,28 @@ class _Walker:
                 self._group(child, lk, count * max(n, 1) if n else count, acc, depth + 1, stack | {ident}, owner)
 
     # -- abilities -----------------------------------------------------------------------------
+
+    def enhancements(self, node: ET.Element, depth: int = 0, stack: frozenset[str] = frozenset(),
+                     inside: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(name, what it gives its bearer) of each enhancement the catalogue lets this unit take
+        (the entries of groups named "... Enhancements" it links) whose whole text gives its
+        bearer defences or its unit keywords, as :meth:`_bearer` reads wargear (ruling M85)."""
+        if depth > _MAX_DEPTH:
+            return
+        for child, link in self.index.children(node):
+            ident = child.get("id", "")
+            if ident in stack:
+                continue
+            here = inside or (child.tag == "selectionEntryGroup" and bool(
+                _ENHANCEMENTS.search(child.get("name", "")) or
+                (link is not None and _ENHANCEMENTS.search(link.get("name", "")))))
+            if here and child.tag == "selectionEntry" and not _is_model(child):
+                acc = _Gear()
+                self._bearer(child, link, 1, acc)
+                for name, given, _n in acc.defences:
+                    yield name, given
+            elif child.tag == "selectionEntryGroup" or (child.tag == "selectionEntry" and not here):
+                yield from self.enhancements(child, depth + 1, stack | {ident}, here)
 
     def abilities(self, nodes: list[tuple[ET.Element, ET.Element | None]]) -> Iterator[tuple[str, str]]:
         """(name, description) of the "Abilities" profiles and rules of the unit and its model entries."""
@@ -709,6 +733,11 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     wargear = _wargear([(a, given) for _, every in borne for a, given, _n in every] + optional_gear)
     if wargear:
         data["wargear"] = wargear
+    enhancements: dict[str, dict[str, Any]] = {}
+    for ename, given in walker.enhancements(unit):
+        enhancements.setdefault(ename.lower(), {"name": ename, **given})
+    if enhancements:
+        data["enhancements"] = sorted(enhancements.values(), key=lambda e: e["name"].lower())
     _carrier_aliases(carriers, weapons)
     data["weapons"] = [weapons[k] for k in order]
     result.data = data

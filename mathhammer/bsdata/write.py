@@ -29,7 +29,7 @@ SPLIT_BYTES = 900_000
 #: Unit keys in the order they are written.
 _ORDER = ("name", "aliases", "faction", "points", "sizes", "source", "models", "invulnerable", "feel_no_pain",
           "damage_reduction", "deadly_demise", "firing_deck", "rules", "abilities", "keywords", "unmodelled", "wargear",
-          "weapons", "attached")
+          "enhancements", "weapons", "attached")
 
 
 def slug(name: str) -> str:
@@ -56,6 +56,9 @@ def _unit_text(unit: Mapping[str, Any], notes: Sequence[str]) -> str:
     if notes:
         unit["unmodelled"] = [*unit.get("unmodelled", []), *notes]
     lines = [f'  {{"name": {_flow(unit["name"])}']
+    unknown = set(unit) - set(_ORDER)
+    if unknown:  # a key the writer does not know would be lost: never silently
+        raise ValueError(f"unit {unit['name']!r}: keys the profile writer does not order: {sorted(unknown)}")
     for key in _ORDER[1:]:
         if key not in unit or unit[key] is None and key not in ("points",):
             continue

@@ -27,10 +27,10 @@ from .schema import MODIFIERS
 
 CACHE_ENV_VAR = "MATHHAMMER_CACHE_DIR"
 #: Bumped when the layout of a cache entry changes.
-_CACHE_FORMAT = 7  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
+_CACHE_FORMAT = 8  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
 # 3: unmodelled, sizes, options; one marshal blob per unit, rebuilt when it is looked up; the name index
 # 4: units' deadly_demise, firing_deck, rules
-# 5: units' wargear; 6: wargear's keywords; 7: statlines' wargear and bare statline
+# 5: units' wargear; 6: wargear's keywords; 7: statlines' wargear and bare statline; 8: units' enhancements
 
 
 def cache_dir() -> Path:
@@ -198,8 +198,11 @@ class _Rebuild:
                     sizes=self.sizes(u["sizes"]),
                     deadly_demise=None if u["deadly_demise"] is None else self.die(u["deadly_demise"]),
                     firing_deck=_of(u["firing_deck"], int, optional=True), rules=self.strings(u["rules"]),
-                    wargear=tuple(Wargear(name=_of(w["name"], str), gives=self.loadout(w["gives"]),
-                                          keywords=self.strings(w["keywords"])) for w in _of(u["wargear"], list)))
+                    wargear=self.wargear(u["wargear"]), enhancements=self.wargear(u["enhancements"]))
+
+    def wargear(self, pieces: list[Any]) -> tuple[Wargear, ...]:
+        return tuple(Wargear(name=_of(w["name"], str), gives=self.loadout(w["gives"]),
+                             keywords=self.strings(w["keywords"])) for w in _of(pieces, list))
 
     def model(self, m: dict[str, Any]) -> ModelStats:
         return ModelStats(name=_of(m["name"], str), count=_of(m["count"], int), toughness=_of(m["toughness"], int),

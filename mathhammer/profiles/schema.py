@@ -51,7 +51,7 @@ SCHEMA_VERSION = 1
 
 _UNIT_KEYS = {"name", "aliases", "faction", "points", "source", "models", "invulnerable", "feel_no_pain",
               "damage_reduction", "deadly_demise", "firing_deck", "rules", "keywords", "weapons", "abilities",
-              "modifiers", "attached", "unmodelled", "sizes", "wargear"}
+              "modifiers", "attached", "unmodelled", "sizes", "wargear", "enhancements"}
 _MODEL_KEYS = {"name", "count", "M", "T", "Sv", "W", "Ld", "OC", "invulnerable", "feel_no_pain", "keywords", "weapons",
                "options", "wargear"}
 _WEAPON_KEYS = {"name", "aliases", "range", "A", "BS", "WS", "S", "AP", "D", "abilities", "modifiers", "unmodelled"}
@@ -447,19 +447,19 @@ def _unit(r: _Reader) -> Unit:
         invulnerable=inv, invulnerable_ranged_only=inv_ranged, feel_no_pain=fnp,
         damage_reduction=reduction, keywords=keywords, weapons=weapons, attached=attached, unmodelled=unmodelled,
         sizes=sizes, deadly_demise=demise, firing_deck=r.get("firing_deck", int, None, lo=1, hi=MAX_ATTACKING_MODELS),
-        rules=rules, wargear=wargear))
+        rules=rules, wargear=wargear, enhancements=_wargear(r, "enhancements")))
 
 
-def _wargear(r: _Reader) -> tuple[Wargear, ...]:
+def _wargear(r: _Reader, key: str = "wargear") -> tuple[Wargear, ...]:
     """``wargear: [{name: Shield Drone, add_W: 1}, ...]``: what each gives its bearer (ruling M81),
-    each name once."""
+    each name once; ``enhancements:`` alike (ruling M85)."""
     out: list[Wargear] = []
     seen: set[str] = set()
-    for wr in r.items("wargear"):
+    for wr in r.items(key):
         wr.mapping({"name", "keywords", *WARGEAR_GIVES}, ("name",))
         name = wr.name()
         if _key(name) in seen:
-            raise wr.fail("wargear is given once", name, "name")
+            raise wr.fail(f"{'an enhancement' if key == 'enhancements' else 'wargear'} is given once", name, "name")
         seen.add(_key(name))
         gives = tuple((k, wr.get(k, int)) for k in WARGEAR_GIVES if wr.data.get(k) is not None)
         keywords = tuple(dict.fromkeys(" ".join(k.upper().split()) for k in wr.strings("keywords")))
@@ -534,9 +534,10 @@ def dump_unit(u: Unit) -> dict[str, Any]:
     out["weapons"] = [_dump_weapon(w) for w in u.weapons]
     if u.attached:
         out["attached"] = list(u.attached)
-    if u.wargear:
-        out["wargear"] = [{"name": w.name, **dict(w.gives), **({"keywords": list(w.keywords)} if w.keywords else {})}
-                          for w in u.wargear]
+    for key, pieces in (("wargear", u.wargear), ("enhancements", u.enhancements)):
+        if pieces:
+            out[key] = [{"name": w.name, **dict(w.gives), **({"keywords": list(w.keywords)} if w.keywords else {})}
+                        for w in pieces]
     return out
 
 

@@ -159,11 +159,13 @@ def show_view(obj: Unit | Weapon) -> RenderableType:
     borne = [f"{m.name}: {', '.join(m.wargear)}" for m in u.models if m.wargear]
     if borne:
         lines.append(Text("  wargear borne by default (in the statlines above): " + "; ".join(borne)))
-    if u.wargear:
-        lines.append(Text("  wargear, for the rosters that list it: " + "; ".join(
-            f"{w.name}: " + ", ".join([*([describe_gives(w.gives) + " (its bearer)"] if w.gives else []),
-                                       *([", ".join(w.keywords) + " (its unit)"] if w.keywords else [])])
-            for w in u.wargear)))
+    for label, pieces in (("wargear, for the rosters that list it", u.wargear),
+                          ("enhancements, for the rosters that list one", u.enhancements)):
+        if pieces:
+            lines.append(Text(f"  {label}: " + "; ".join(
+                f"{w.name}: " + ", ".join([*([describe_gives(w.gives) + " (its bearer)"] if w.gives else []),
+                                           *([", ".join(w.keywords) + " (its unit)"] if w.keywords else [])])
+                for w in pieces)))
     if u.aliases:
         lines.append(Text("  aliases: " + ", ".join(u.aliases)))
     if u.weapons:

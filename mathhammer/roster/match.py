@@ -247,6 +247,50 @@ def _bear(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: RosterM
     return out
 
 
+def _enhance(groups: list[ModelStats], entry: RosterUnit, unit: Unit, given_keywords: dict[str, None],
+             notes: list[Note]) -> list[ModelStats]:
+    """``groups`` with the enhancements the roster lists for the unit (ruling M85): one the
+    library's unit records (:attr:`Unit.enhancements`: what it gives its bearer) is given to the
+    unit's CHARACTER model (its only model, else the one model of a statline with the CHARACTER
+    keyword or named as the unit, split off its group), its keywords to the unit (``given_keywords``);
+    any other is named in a note (its rules are not in the library)."""
+    known = {key(e.name): e for e in unit.enhancements}
+    out = list(groups)
+    for name in entry.enhancements:
+        piece = known.get(key(name))
+        if piece is None or not out:
+            notes.append(Note(entry.line, f"Enhancement {name}: not modelled (the library knows an enhancement that "
+                                          "gives its bearer an invulnerable save, Feel No Pain or Wounds, and this is "
+                                          "none it knows for this unit; ruling M85)"))
+            continue
+        for kw in piece.keywords:
+            if kw not in unit.keywords and kw not in given_keywords:
+                given_keywords[kw] = None
+                notes.append(Note(entry.line, f"Enhancement {name}: the unit has the {kw} keyword (ruling M85)"))
+        if not piece.gives:
+            continue
+        i = _bearer(out, unit)
+        bearer = out[i]
+        stats, whys = bear(replace(bearer, count=1), [(piece.name, dict(piece.gives), 1)],
+                           invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
+                           feel_no_pain=unit.feel_no_pain)
+        out[i:i + 1] = [stats] if bearer.count == 1 else [replace(bearer, count=bearer.count - 1), stats]
+        notes += [Note(entry.line, f"Enhancement {why}") for why in whys]
+        notes.append(Note(entry.line, f"Enhancement {piece.name}: {describe_gives(piece.gives)} for its bearer, "
+                                      f"{bearer.name} (ruling M85)"))
+    return out
+
+
+def _bearer(groups: list[ModelStats], unit: Unit) -> int:
+    """Which of a roster unit's statlines an enhancement's bearer is: the first with the CHARACTER
+    keyword, else the first named as the unit (a one-model CHARACTER unit), else the first."""
+    for i, g in enumerate(groups):
+        if "CHARACTER" in g.keywords:
+            return i
+    s = singular_key(unit.name)
+    return next((i for i, g in enumerate(groups) if singular_key(g.name) == s), 0)
+
+
 def _statline(name: str, unit: Unit) -> tuple[ModelStats, str]:
     """The unit's statline for a model group called ``name``, and a note when it is a fallback."""
     k, s = key(name), singular_key(name)
@@ -382,6 +426,7 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
     if unfired:
         notes.append(Note(entry.line, f"not weapons of {found.name} in the library, kept as wargear (not fired): "
                                       f"{', '.join(unfired)}"))
+    groups = _enhance(groups, entry, found, given_keywords, notes)
     total = sum(g.count for g in groups)
     if entry.size is not None and total != entry.size:
         notes.append(Note(entry.line, f"the unit line says {entry.size} models, the models listed are {total}"))
