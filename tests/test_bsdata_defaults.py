@@ -148,3 +148,18 @@ def test_m83_a_default_naming_a_link_of_another_file_is_not_followed(brutes: Imp
     assumptions = [a for f in brutes.factions for a in f.assumptions]
     assert any(a.startswith("Lone Brute") and "Shield: took Round shield (no default given)" in a
                for a in assumptions)
+
+
+def test_m83_a_link_id_that_another_file_repeats_is_still_this_files(tmp_path: Path) -> None:
+    # BSData repeats link ids across files (40 in the snapshot): the faction file also holds an
+    # entryLink "el-slab-brute" (to the Round shield); the Boss's default still names the library's
+    (tmp_path / "sys.gst").write_text(GST, encoding="utf-8")
+    (tmp_path / "lib.cat").write_text(LIBRARY, encoding="utf-8")
+    (tmp_path / "brutes.cat").write_text(FACTION.replace(
+        '<entryLink id="el-faction-slab" name="Slab shield" type="selectionEntry" targetId="w-slab"/>',
+        '<entryLink id="el-faction-slab" name="Slab shield" type="selectionEntry" targetId="w-slab"/>'
+        '<entryLink id="el-slab-brute" name="Round shield" type="selectionEntry" targetId="w-round"/>'),
+        encoding="utf-8")
+    pack = _unit(import_files([tmp_path / "brutes.cat"]), "Brute Pack")
+    boss = next(m for m in pack["models"] if m["name"] == "Brute Boss")
+    assert boss["wargear"] == ["Slab shield"]

@@ -293,7 +293,7 @@ def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> N
 
 
 def test_m83_copied_groups_take_the_default_their_links_name(snapshot: Imported) -> None:
-    # imperium-astra-militarum-library.cat line 1573: the Bone 'ead's "Grenadier Gauntlet" group
+    # imperium-astra-militarum-library.cat line 1630: the Bone 'ead's "Grenadier Gauntlet" group
     # names abf1-89f8-162d-cf16, the Bullgryn's link to the Grenadier gauntlet (line 1576): he takes
     # it (and his close combat weapon), not the group's first entry, the Bullgryn maul
     bullgryn = _unit(snapshot, "Astra Militarum", "Bullgryn Squad")

@@ -594,3 +594,22 @@ def test_m85_an_enhancement_named_twice_or_giving_nothing_is_an_error(tmp_path: 
     e = profile_error(write_profile(tmp_path, MIXED.replace(
         "    keywords: [INFANTRY]\n", "    keywords: [INFANTRY]\n    enhancements: [{name: Veil}]\n", 1)))
     assert "gives keywords or at least one of" in _one_line(e) and "enhancements[0]" in e.where
+
+
+def test_m81_a_statlines_wargear_gives_its_unit_keywords(tmp_path: Path) -> None:
+    text = WARGEAR.replace("      - {name: Amulet, feel_no_pain: 5}\n",
+                           "      - {name: Amulet, feel_no_pain: 5}\n      - {name: Marker Drone, keywords: [markerlight]}\n"
+                           ).replace("weapons: [Pistol gun, Blade]}", "weapons: [Pistol gun, Blade], wargear: [Marker Drone]}")
+    (mob,) = load_file(write_profile(tmp_path, text))
+    assert "MARKERLIGHT" in mob.keywords and mob.models[0].wounds == 1  # a keyword, nothing for the bearer
+
+
+def test_m81_a_statline_changed_after_loading_dumps_its_own_values(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    (mob,) = load_file(write_profile(tmp_path, BORNE))
+    changed = replace(mob, models=(replace(mob.models[0], wounds=7), *mob.models[1:]))
+    dumped = dump_unit(changed)["models"][0]
+    assert (dumped["W"], dumped["invulnerable"], dumped["feel_no_pain"]) == (7, 4, 5) and "wargear" not in dumped
+    (again,) = load_file(write_profile(tmp_path, yaml.safe_dump({"schema": 1, "units": [dump_unit(changed)]}), "c.yaml"))
+    assert again.models[0].wounds == 7

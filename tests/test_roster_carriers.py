@@ -534,3 +534,19 @@ def test_m85_the_bearer_is_one_model_of_the_character_statline(tmp_path: Path, l
     assert got == sorted(expected)
     assert "Enhancement Iron Hide: Feel No Pain 5+ and +2 Wounds for its bearer, Lord (ruling M85)" in [
         n.text for n in entry.notes]
+
+
+def test_m81_a_group_that_lists_one_piece_each_gets_one_each(lib: Library, tmp_path: Path) -> None:
+    # 3 Bullgryn (W3) listed with 2x Slabshield (W4) and 1x Brute shield (4+ invulnerable): each
+    # bears one, so two are W4 and one W3 with a 4+ (11 wounds), whichever bears which
+    path = tmp_path / "b.txt"
+    path.write_text("Test (300 points)\n\nAstra Militarum\nStrike Force (2000 points)\n\nOTHER DATASHEETS\n\n"
+                    "Bullgryn Squad (100 points)\n  \u2022 3x Bullgryn\n    \u2022 3x Grenadier gauntlet\n"
+                    "      3x Close combat weapon\n      2x Slabshield\n      1x Brute shield\n", encoding="utf-8")
+    (entry,) = load_roster(path, lib).entries
+    assert entry.unit is not None, [n.text for n in entry.notes]
+    assert sorted((m.count, m.wounds, m.invulnerable or 0) for m in entry.unit.models) == [(1, 3, 4), (2, 4, 0)]
+    texts = [n.text for n in entry.notes]
+    assert ("Bullgryn: 2x Slabshield (a Wounds characteristic of 4), 1x Brute shield (a 4+ invulnerable save): one "
+            "each, given in the order listed (the roster does not say which model bears which; ruling M81)") in texts
+    assert not any("replaces the default" in t for t in texts)  # the Slabshield is listed

@@ -92,9 +92,9 @@ class Index:
         self.by_id: dict[str, ET.Element] = {}
         #: selectionEntry id -> the catalogue whose file defines it
         self.home: dict[str, Catalogue] = {}
-        #: entryLink id -> (the catalogue whose file holds it, its target's id): a group's default
-        #: may name a link of another group
-        self.links: dict[str, tuple[str, str]] = {}
+        #: entryLink id -> (the catalogue whose file holds it, its target's id), each file's: a
+        #: group's default may name a link of another group (ids repeat across files)
+        self.links: dict[str, list[tuple[str, str]]] = {}
         #: selectionEntryGroup id -> the catalogue whose file holds it
         self.group_home: dict[str, str] = {}
 
@@ -112,8 +112,8 @@ class Index:
                         self.group_home[ident] = cat.id
             elif elem.tag == "entryLink":
                 ident = elem.get("id")
-                if ident and ident not in self.links:
-                    self.links[ident] = (cat.id, elem.get("targetId", ""))
+                if ident:
+                    self.links.setdefault(ident, []).append((cat.id, elem.get("targetId", "")))
 
     def target(self, link: ET.Element) -> ET.Element | None:
         """The element an entryLink / infoLink / categoryLink points to, or None."""

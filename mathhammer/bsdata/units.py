@@ -336,11 +336,12 @@ class _Walker:
         pick = next((i for i, (c, lk) in enumerate(members)
                      if default and default in (c.get("id"), lk.get("id") if lk is not None else None,
                                                 lk.get("targetId") if lk is not None else None)), None)
-        home, linked = self.index.links.get(default, ("", "")) if default and pick is None else ("", "")
-        if linked and home == self.index.group_home.get(group.get("id", "")):
+        if default and pick is None:
             # the default is another group's link in this file (a copied group kept its id; ruling M83):
             # the entry that link points to
-            pick = next((i for i, (c, _lk) in enumerate(members) if c.get("id") == linked), None)
+            home = self.index.group_home.get(group.get("id", ""))
+            linked = {target for file, target in self.index.links.get(default, ()) if file == home}
+            pick = next((i for i, (c, _lk) in enumerate(members) if c.get("id") in linked), None)
         guess = None
         if pick is not None:
             amounts[pick] = max(amounts[pick], low - (sum(amounts) - amounts[pick]), 1)

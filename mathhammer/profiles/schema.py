@@ -273,13 +273,19 @@ def _model(m: _Reader, unit: str, weapons: tuple[Weapon, ...], own: _Defences) -
     borne = _borne(m, unit, name, own)
     if not borne:
         return bare
+    stats = _equipped(bare, borne, own)
+    return _built(m, lambda: replace(stats, wargear=tuple(w.name for w in borne), bare=bare))
+
+
+def _equipped(bare: ModelStats, borne: list[Wargear], own: _Defences) -> ModelStats:
+    """``bare`` with the wargear ``borne`` (a piece twice: two) given to each of its models."""
     counts: dict[str, int] = {}
     for w in borne:
         counts[w.name] = counts.get(w.name, 0) + 1
     pieces = [(w.name, dict(w.gives), counts[w.name]) for w in dict.fromkeys(borne) if w.gives]
     stats, _why = bear(bare, pieces, invulnerable=own.invulnerable, ranged_only=own.ranged_only,
                        feel_no_pain=own.feel_no_pain)
-    return _built(m, lambda: replace(stats, wargear=tuple(w.name for w in borne), bare=bare))
+    return stats
 
 
 def _borne(m: _Reader, unit: str, model: str, own: _Defences) -> list[Wargear]:
@@ -419,7 +425,8 @@ def _unit(r: _Reader) -> Unit:
     if total > MAX_TARGET_MODELS:
         raise r.fail(f"the counts add up to more than {MAX_TARGET_MODELS} models", total, "models")
     demise = r.dice("deadly_demise") if r.data.get("deadly_demise") is not None else None
-    keywords = _keywords(r)
+    # a keyword that a statline's default wargear gives its unit (a Marker Drone: MARKERLIGHT)
+    keywords = _keywords(r) | {k for m in models for w in m.wargear for k in own.wargear[_key(w)].keywords}
     attached = r.strings("attached")
     for i, leader in enumerate(attached):
         if not leader.strip():
@@ -508,7 +515,7 @@ def dump_unit(u: Unit) -> dict[str, Any]:
     out["points"] = u.points
     if u.source:
         out["source"] = u.source
-    out["models"] = [_dump_model(m) for m in u.models]
+    out["models"] = [_dump_model(m, u) for m in u.models]
     if u.invulnerable:
         out["invulnerable"] = {"save": u.invulnerable, "ranged_only": u.invulnerable_ranged_only}
     if u.feel_no_pain:
@@ -541,10 +548,14 @@ def dump_unit(u: Unit) -> dict[str, Any]:
     return out
 
 
-def _dump_model(m: ModelStats) -> dict[str, Any]:
+def _dump_model(m: ModelStats, u: Unit) -> dict[str, Any]:
     if m.bare is not None:  # the characteristics before its default wargear, and that wargear
-        return {**_dump_model(replace(m.bare, name=m.name, count=m.count, loadout=m.loadout, options=m.options,
-                                      keywords=m.keywords)), "wargear": list(m.wargear)}
+        bare = replace(m.bare, name=m.name, count=m.count, loadout=m.loadout, options=m.options, keywords=m.keywords)
+        own = _Defences(u.invulnerable, u.invulnerable_ranged_only, u.feel_no_pain, u.wargear)
+        borne = [own.wargear[_key(w)] for w in m.wargear if _key(w) in own.wargear]
+        if len(borne) == len(m.wargear) and _equipped(bare, borne, own) == replace(m, bare=None, wargear=()):
+            return {**_dump_model(bare, u), "wargear": list(m.wargear)}
+        # changed since it was loaded (a library caller's replace): its own values stand
     out: dict[str, Any] = {"name": m.name, "count": m.count}
     if m.move is not None:
         out["M"] = m.move

@@ -247,6 +247,32 @@ def _bear(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: RosterM
     return out
 
 
+def _one_each(groups: list[ModelStats], pieces: list[tuple[Wargear, int]], unit: Unit, notes: list[Note],
+              m: RosterModel, line: int) -> list[ModelStats]:
+    """``groups`` (roster model group ``m``, its statlines from the statline's bare one) where the
+    defence-giving pieces listed add up to its models: each model bears one, given to the models
+    in the order listed (the roster does not say which model bears which), a note says so."""
+    out: list[ModelStats] = []
+    left = [(g, g.count) for g in groups]
+    for piece, n in pieces:
+        while n > 0 and left:
+            g, k = left[0]
+            take = min(k, n)
+            stats, whys = bear(replace(g, count=take), [(piece.name, dict(piece.gives), 1)],
+                               invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
+                               feel_no_pain=unit.feel_no_pain)
+            out.append(stats)
+            notes.extend(Note(line, why) for why in whys if Note(line, why) not in notes)
+            n -= take
+            left[0] = (g, k - take)
+            if k == take:
+                left.pop(0)
+    notes.append(Note(line, f"{m.name}: " + ", ".join(f"{n}x {p.name} ({describe_gives(p.gives)})" for p, n in pieces)
+                      + ": one each, given in the order listed (the roster does not say which model bears which; "
+                        "ruling M81)"))
+    return out
+
+
 def _enhance(groups: list[ModelStats], entry: RosterUnit, unit: Unit, given_keywords: dict[str, None],
              notes: list[Note]) -> list[ModelStats]:
     """``groups`` with the enhancements the roster lists for the unit (ruling M85): one the
@@ -406,16 +432,24 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
             else:
                 totals.append((w, n))
         start = st
-        if st.bare is not None and any(piece.gives for piece, _n in borne.values()):
+        giving = [(piece, n) for piece, n in borne.values() if piece.gives]
+        if st.bare is not None and giving:
             # the wargear listed replaces what the statline bears by default (a Brute shield listed:
             # not the default Slabshield's Wounds too)
             start = st.bare
-            if {key(w) for w in st.wargear} != {key(p.name) for p, _n in borne.values() if p.gives}:
+            listed = {key(p.name) for p, _n in giving}
+            replaced = [w for w in dict.fromkeys(st.wargear)
+                        if gear.get(key(w)) and gear[key(w)].gives and key(w) not in listed]
+            if replaced:
                 notes.append(Note(m.line or entry.line, f"{m.name}: the wargear listed replaces the default "
-                                                        f"{', '.join(dict.fromkeys(st.wargear))} (ruling M81)"))
+                                                        f"{', '.join(replaced)} (ruling M81)"))
         mine = [replace(start, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
-        if borne:
+        if start is not st and len(giving) > 1 and sum(n for _, n in giving) == m.count:
+            # one of them each, in place of the default ("2x Slabshield, 1x Brute shield" for 3 Bullgryn)
+            mine = _one_each(mine, giving, found, notes, m, m.line or entry.line)
+        elif borne:
             mine = _bear(mine, list(borne.values()), m, found, notes, m.line or entry.line)
+        if borne:
             for piece, _n in borne.values():
                 for kw in piece.keywords:
                     if kw not in found.keywords and kw not in given_keywords:
