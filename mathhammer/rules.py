@@ -219,13 +219,18 @@ def melee_weight(attacks: DiceExpr, skill: int, strength: int, ap: int, damage: 
     return attacks.mean * hit * wound * unsaved * damage.mean
 
 
-def fired_profiles(profiles: Sequence[tuple[str, bool]]) -> list[int]:
+def fired_profiles(profiles: Sequence[tuple[str, bool]], hazardous: Sequence[bool] = ()) -> list[int]:
     """Which profiles of one weapon a model carrying it attacks with, from its profiles in order,
-    each as (name, whether it is a melee profile): the first ranged profile, to shoot with, and
-    the melee profile whose name ends in ``- strike``, else the first melee one, to fight with
-    (a Cerastus shock lance shoots and fights). The others are alternatives chosen instead (a
-    plasma gun's supercharge, a sweep). Returns their indices, in order."""
+    each as (name, whether it is a melee profile), and ``hazardous[i]``: whether profile i has
+    [HAZARDOUS] (none when not given): the first ranged profile without [HAZARDOUS], else the
+    first ranged one, to shoot with (a plasma gun's standard profile, whichever the catalogue
+    lists first: ruling M86), and the melee profile whose name ends in ``- strike``, else the
+    first melee one, to fight with (a Cerastus shock lance shoots and fights). The others are
+    alternatives chosen instead (a plasma gun's supercharge, a sweep). Returns their indices, in
+    order."""
     ranged = [i for i, (_, melee) in enumerate(profiles) if not melee]
+    safe = [i for i in ranged if i < len(hazardous) and not hazardous[i]] if hazardous else ranged
+    ranged = safe or ranged
     melee = [i for i, (_, m) in enumerate(profiles) if m]
     strike = [i for i in melee if " ".join(profiles[i][0].lower().split()).endswith("- strike")]
     return sorted(ranged[:1] + (strike or melee)[:1])

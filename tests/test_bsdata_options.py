@@ -329,3 +329,15 @@ def test_m85_a_unit_records_the_enhancements_that_change_its_bearers_defences(sn
     # an enhancement whose text is anything else is not recorded (the Pennant of Silvered Fury)
     lancer = _unit(snapshot, "Imperial Knights", "Cerastus Knight Lancer")
     assert [e["name"] for e in lancer["enhancements"]] == ["Omnissian Champion", "Sanctuary"]
+
+
+def test_m86_a_loadout_shoots_the_profile_without_hazardous(snapshot: Imported) -> None:
+    # imperium-space-wolves / space-marines: the Wolf Scouts' plasma pistol lists "- supercharge"
+    # ([HAZARDOUS]) before "- standard"; Mephiston's likewise (imperium-blood-angels); the Cerastus
+    # Knight Atrapos's Graviton singularity cannon "- singularity" (Hazardous) before "- contained"
+    scouts = _unit(snapshot, "Space Wolves", "Wolf Scouts")
+    armed = [m for m in scouts["models"] if any(w.startswith("Plasma pistol") for w in m["weapons"])]
+    assert armed and all("Plasma pistol - standard" in m["weapons"] and "Plasma pistol - supercharge" in m["options"]
+                         for m in armed)
+    atrapos = _unit(snapshot, "Imperial Knights", "Cerastus Knight Atrapos")
+    assert "Graviton singularity cannon - contained" in atrapos["models"][0]["weapons"]

@@ -231,11 +231,12 @@ def test_m79_a_weapon_that_shoots_and_fights_in_a_roster(shared_data: Path, lib:
     assert any(n.text.endswith("(the other profiles fire as UNIT/WEAPON: Cerastus shock lance - sweep)")
                for n in entry.notes)
     # gwapp-tau.txt line 147 (The Twin Lance): "Ion scattercannon" is the name of its melee
-    # profile (EXTRA ATTACKS); its ranged profiles are "- overcharge" and "- standard"; each
-    # model's XV pulse pistol has a melee profile of its own, named after its model
+    # profile (EXTRA ATTACKS); its ranged profiles are "- overcharge" (Hazardous) and "- standard",
+    # in that order: it shoots the standard one (ruling M86); each model's XV pulse pistol has a
+    # melee profile of its own, named after its model
     entry = _entry(folder / "gwapp-tau.txt", lib, 147)
     models = {n: lo for n, _, lo in _models(entry)}
-    assert models["Ri'Locai"] == {"Ion scattercannon": 1, "Ion scattercannon - overcharge": 1,
+    assert models["Ri'Locai"] == {"Ion scattercannon": 1, "Ion scattercannon - standard": 1,
                                   "Shardstorm burst system": 1, "XV pulse pistol": 1,
                                   "XV pulse pistol (Ri'Locai)": 1, "Twin pulse blaster": 1}
     assert models["Ri'Lantar"]["Fusion eliminator (Ri'Lantar)"] == 1

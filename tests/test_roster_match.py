@@ -41,8 +41,8 @@ units:
       - {name: Test Commander, count: 1, T: 5, Sv: 3, W: 6, weapons: [Plasma rifle]}
     weapons:
       - {name: Plasma rifle, range: 18, A: "1", BS: 3, S: 8, AP: -3, D: "3", abilities: []}
-      - {name: Cannon - standard, range: 24, A: "3", BS: 3, S: 7, AP: -1, D: "2", abilities: []}
       - {name: Cannon - overcharge, range: 24, A: "3", BS: 3, S: 8, AP: -2, D: "3", abilities: [Hazardous]}
+      - {name: Cannon - standard, range: 24, A: "3", BS: 3, S: 7, AP: -1, D: "2", abilities: []}
   - name: Test Knight Lancers
     faction: "T'au Empire"
     models:
@@ -103,7 +103,8 @@ def test_matched_units_carry_the_roster_loadout(lib: Library) -> None:
     r = parse_roster(TEXT.encode(), "army.txt", lib)
     cmd, suits, suits2, unknown, knight = r.entries
     assert cmd.unit is not None and cmd.matched == "Test Commander" and cmd.unit.points == 100
-    # "Cannon" is the first of its profiles; a Shield Drone is no weapon: kept as wargear, not fired
+    # "Cannon": its first profile without [HAZARDOUS] (ruling M86), though the overcharge is listed
+    # first; a Shield Drone is no weapon: kept as wargear, not fired
     assert cmd.unit.models[0].loadout == (("Cannon - standard", 1), ("Plasma rifle", 1))
     assert any("Shield Drone" in n.text and "not fired" in n.text for n in cmd.notes)
     assert any("Cannon - overcharge" in n.text for n in cmd.notes)

@@ -454,3 +454,19 @@ def test_m79_a_lance_that_shoots_and_fights_and_powers_that_are_no_weapon(tmp_pa
     notes = [n.text for n in lancer.notes]
     assert any("the loadout fires Shock lance and Shock lance - strike" in n for n in notes), notes
     assert "C'tan Powers: \"C'tan Powers\" profiles (Cosmic Fire) are not weapon profiles: not fired" in notes
+
+
+def test_m86_a_ros_weapon_shoots_its_profile_without_hazardous(tmp_path: Path) -> None:
+    """A plasma gun whose selection lists its supercharge profile ([HAZARDOUS]) before its
+    standard one: the Boss's loadout fires the standard profile (the other is UNIT/WEAPON)."""
+    pistol = ('<selection id="w-9" name="Plasma gun" number="1" type="upgrade"><profiles>'
+              f'<profile name="➤ Plasma gun - supercharge" typeName="Ranged Weapons">'
+              f'{_chars(Range="12&quot;", A="1", BS="3+", S="8", AP="-3", D="2", Keywords="Hazardous, Rapid Fire 1")}</profile>'
+              f'<profile name="➤ Plasma gun - standard" typeName="Ranged Weapons">'
+              f'{_chars(Range="12&quot;", A="1", BS="3+", S="7", AP="-2", D="1", Keywords="Rapid Fire 1")}</profile>'
+              '</profiles></selection>')
+    text = ROS.replace('<selection id="wl"', pistol + '<selection id="wl"')
+    (boss,) = _named(load_roster(_write(tmp_path, "p.ros", text)), "Boss")
+    assert boss.unit is not None
+    fired = dict(boss.unit.models[0].loadout)
+    assert "Plasma gun - standard" in fired and "Plasma gun - supercharge" not in fired

@@ -205,6 +205,17 @@ def test_m79_a_weapon_shoots_with_its_first_ranged_profile_and_fights_with_its_s
     assert rules.fired_profiles([]) == []
 
 
+def test_m86_a_weapon_shoots_with_its_first_profile_without_hazardous() -> None:
+    # a plasma pistol listed supercharge (Hazardous) first: the standard profile, wherever it stands
+    assert rules.fired_profiles([("Gun - supercharge", False), ("Gun - standard", False)], [True, False]) == [1]
+    assert rules.fired_profiles([("Gun - standard", False), ("Gun - supercharge", False)], [False, True]) == [0]
+    # every ranged profile Hazardous (or none known): the first, as before
+    assert rules.fired_profiles([("Gun - a", False), ("Gun - b", False)], [True, True]) == [0]
+    assert rules.fired_profiles([("Gun - a", False), ("Gun - b", False)]) == [0]
+    # melee profiles are chosen as before, Hazardous or not
+    assert rules.fired_profiles([("Gun - hot", False), ("Gun - strike", True), ("Gun", False)], [True, True, False]) == [1, 2]
+
+
 def test_m80_melee_weight_is_the_mean_damage_to_a_space_marine() -> None:
     d = parse_dice
     # a power fist A3 WS3+ S8 AP-2 D2 against T4 Sv3+: hits 4/6, wounds on 2+ (S8 = 2 x T4) 5/6,

@@ -64,6 +64,7 @@ from .convert import (
     bearer_unit_keywords,
     characteristics,
     defences,
+    split_keywords,
     states_a_defence,
     statline_dict,
     unit_rule,
@@ -269,7 +270,8 @@ class _Walker:
         ``carrier`` the wargear entry that comes with it (if any)."""
         found = self._weapon_profiles(node, link)
         # the first ranged profile and the "- strike" (else the first) melee one (docs/profiles.md)
-        chosen = fired_profiles([(_clean(p.get("name", "")), p.get("typeName") == MELEE) for p in found])
+        chosen = fired_profiles([(_clean(p.get("name", "")), p.get("typeName") == MELEE) for p in found],
+                                [_hazardous(p) for p in found])
         for i, p in enumerate(found):
             # the carrier names the first (a "Gun Drone" is its twin pulse carbine's alias)
             acc.items.append((p, count if i in chosen else 0, owner, carrier if chosen and i == chosen[0] else ""))
@@ -393,6 +395,12 @@ class _Walker:
                 if p.get("typeName") == "Abilities":
                     yield _clean(p.get("name", "")), " ".join(characteristics(p).get("Description", "").split())
             yield from self.index.rule_names(node, link)
+
+
+def _hazardous(profile: ET.Element) -> bool:
+    """Whether a weapon profile's keywords include Hazardous."""
+    return any(" ".join(k.lower().split()) == "hazardous"
+               for k in split_keywords(characteristics(profile).get("Keywords", "")))
 
 
 def _keywords(index: Index, unit: ET.Element, link: ET.Element | None) -> list[str]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..errors import ProfileError
-from ..model import ModelStats, Unit, Wargear, Weapon, bear, describe_gives
+from ..model import Ability, ModelStats, Unit, Wargear, Weapon, bear, describe_gives
 from ..profiles import Library
 from ..rules import fired_profiles
 from .loadout import attacking, borne_each, spread
@@ -212,7 +212,8 @@ class _Weapons:
         kinds = {w.melee for w in named}
         # the named profile is the only one of its kind left, so it is chosen
         family = [w for w in family if w in named or w.melee not in kinds]
-        chosen = [family[i] for i in fired_profiles([(w.name, w.melee) for w in family])]
+        chosen = [family[i] for i in fired_profiles([(w.name, w.melee) for w in family],
+                                                    [w.has(Ability.HAZARDOUS) for w in family])]
         rest = [w for w in family if w not in chosen and (borrowed or " (" not in clean(w.name))]
         said = [swapped] if swapped else []
         if rest or borrowed:  # a choice was made: say which, and what else there is

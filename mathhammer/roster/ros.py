@@ -234,12 +234,17 @@ class _Unit:
                 count *= int(named[1])  # "2 Fragstorm Grenade Launchers": one profile, two of it
             # "L7 missile launcher" -> its "- blast", "- focused" profiles, each with whether it is melee
             weapons: dict[str, list[tuple[str, bool]]] = {}
+            hazardous: dict[str, list[bool]] = {}
             for p in profiles:
                 n = self.weapon(p, model)
                 if n:
                     weapons.setdefault(key(n.partition(" - ")[0]), []).append((n, p.get("typeName") == convert.MELEE))
-            for group in weapons.values() if count else ():
-                chosen = fired_profiles(group)  # one to shoot and one to fight with (ruling M79)
+                    hazardous.setdefault(key(n.partition(" - ")[0]), []).append(any(
+                        k.lower() == "hazardous"
+                        for k in convert.split_keywords(convert.characteristics(p).get("Keywords", ""))))
+            for k, group in weapons.items() if count else ():
+                # one to shoot (not a Hazardous one, M86) and one to fight with (ruling M79)
+                chosen = fired_profiles(group, hazardous[k])
                 out += [(group[i][0], count) for i in chosen]
                 if len(group) > len(chosen):
                     fired = " and ".join(group[i][0] for i in chosen)
