@@ -470,3 +470,21 @@ def test_m86_a_ros_weapon_shoots_its_profile_without_hazardous(tmp_path: Path) -
     assert boss.unit is not None
     fired = dict(boss.unit.models[0].loadout)
     assert "Plasma gun - standard" in fired and "Plasma gun - supercharge" not in fired
+
+
+def test_a_ros_weapons_rules_are_not_unmodelled_abilities_and_deadly_demise_is_read(tmp_path: Path) -> None:
+    """A weapon selection's rules (its keywords' texts: "Rapid Fire") are not the unit's abilities;
+    a unit rule "Deadly Demise D3" is read as the importer reads it (R-10.1)."""
+    gun = '<selection id="w-1" name="Gun" number="4" type="upgrade">'
+    assert gun in ROS
+    text = ROS.replace(gun, gun + '<rules><rule name="Rapid Fire"><description>More shots.</description></rule></rules>',
+                       1)
+    boss = '<profiles><profile name="Boss" typeName="Unit">'
+    assert boss in text
+    text = text.replace(boss, '<rules><rule name="Deadly Demise D3"><description>Boom.</description></rule></rules>'
+                        + boss, 1)
+    r = load_roster(_write(tmp_path, "d.ros", text))
+    (squad,), (boss,) = _named(r, "Test Squad"), _named(r, "Boss")
+    assert squad.unit is not None and boss.unit is not None
+    assert "Rapid Fire" not in squad.unit.unmodelled and "Odd Trick" in squad.unit.unmodelled
+    assert str(boss.unit.deadly_demise) == "D3" and not any("Deadly Demise" in a for a in boss.unit.unmodelled)

@@ -21,8 +21,8 @@ from ..limits import MAX_AP, MAX_ATTACKING_MODELS, MAX_CHARACTERISTIC, MAX_RANGE
 from ..model import Ability
 from ..notation import parse_ability
 
-__all__ = ["RANGED", "MELEE", "UNIT", "NAMED_RULES", "characteristics", "defences", "statline_dict", "weapon_dict",
-           "split_keywords", "unit_rule"]
+__all__ = ["RANGED", "MELEE", "UNIT", "NAMED_RULES", "characteristics", "deadly_demise", "defences", "statline_dict",
+           "weapon_dict", "split_keywords", "unit_rule"]
 
 #: BSData profile type names read by this module.
 RANGED = "Ranged Weapons"
@@ -247,6 +247,16 @@ def bearer_unit_keywords(text: str) -> tuple[str, ...]:
     if not all(_KEYWORD_NAME.fullmatch(n) for n in names):
         return ()  # prose, not a list of keywords: kept as text
     return tuple(n.upper() for n in names)
+
+
+#: "Deadly Demise D3" (a unit ability's name, BattleScribe's modifier appended).
+_DEADLY_DEMISE = re.compile(r"deadly demise\s+(\S+)$", re.IGNORECASE)
+
+
+def deadly_demise(name: str) -> str | None:
+    """The x of an ability named "Deadly Demise x" (``D3``, ``1``; R-10.1), else None."""
+    m = _DEADLY_DEMISE.match(" ".join(name.split()))
+    return m[1].upper() if m else None
 
 
 def states_a_defence(name: str, text: str) -> bool:

@@ -63,6 +63,7 @@ from .convert import (
     bearer_defences,
     bearer_unit_keywords,
     characteristics,
+    deadly_demise,
     defences,
     split_keywords,
     states_a_defence,
@@ -75,7 +76,6 @@ __all__ = ["Problem", "UnitResult", "read_unit"]
 
 _WEAPON_TYPES = (RANGED, MELEE)
 _MAX_DEPTH = 12
-_DEADLY_DEMISE = re.compile(r"deadly demise\s+(\S+)$", re.IGNORECASE)
 _DEFENSIVE_ABILITIES = {"stealth": "Stealth"}
 #: A wargear name that counts more than one of something ("Two twin volkite chargers"): no carrier alias.
 _COUNTED = re.compile(r"(?:[2-9]|[1-9][0-9]+|two|three|four|five|six|seven|eight|nine|ten)\b")
@@ -706,9 +706,9 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
         low = aname.lower()
         if states_a_defence(aname, text):
             continue  # read by defences(): feel_no_pain, damage_reduction / HALF DAMAGE
-        m = _DEADLY_DEMISE.match(aname)
-        if m and "deadly_demise" not in data:
-            data["deadly_demise"] = m[1].upper()
+        demise = deadly_demise(aname)
+        if demise and "deadly_demise" not in data:
+            data["deadly_demise"] = demise
             continue
         if low.startswith("invulnerable save") and "invulnerable" in data:
             continue

@@ -36,6 +36,7 @@ from dataclasses import replace
 from typing import Any
 from xml.etree.ElementTree import Element
 
+from .. import dice
 from ..bsdata import convert
 from ..bsdata.xmlsafe import parse_xml
 from ..errors import ProfileError
@@ -382,8 +383,10 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
             borne.append((mine, ms, n, bearer))
     abilities = [(clean(p.get("name", "")), convert.characteristics(p).get("Description", ""))
                  for s in every for p in _profiles(s) if p.get("typeName") == "Abilities"]
+    # a weapon's rules (Blast, Sustained Hits) are its keywords, which its profile gives: not the unit's
     rules = [(clean(r.get("name", "")), " ".join((r.findtext("description") or "").split()))
-             for s in every for r in s.findall("rules/rule")]
+             for s in every if not any(p.get("typeName") in _WEAPON_TYPES for p in _profiles(s))
+             for r in s.findall("rules/rule")]
     data: dict[str, Any] = {"name": entry.name, "faction": entry.faction, "points": entry.points, "models": models,
                             "keywords": keywords, "weapons": list(u.weapons.values())}
     data.update(convert.defences(abilities + rules))
@@ -394,6 +397,15 @@ def _build(u: _Unit, entry: RosterUnit, groups: list[tuple[Element, Element, int
         data["abilities"] = ["STEALTH"]
     modelled = {"stealth"} | ({"invulnerable save"} if "invulnerable" in data else set())
     modelled |= _give_bearer_defences(u, borne, data)
+    for aname, _ in abilities + rules:  # "Deadly Demise D3", as the importer reads it
+        demise = convert.deadly_demise(aname)
+        if demise and "deadly_demise" not in data:
+            try:
+                dice.parse(demise)
+            except ProfileError:
+                continue  # kept as text
+            data["deadly_demise"] = demise
+            modelled.add(key(aname))
     named: list[str] = []
     for aname, _ in abilities + rules:  # "Firing Deck 2", "For the Greater Good": as the importer reads them
         read = convert.unit_rule(aname)
