@@ -108,6 +108,9 @@ def test_defences(abilities: list[tuple[str, str]], expected: dict[str, object])
     ("**^^Orks^^** model only. The bearer has the Feel No Pain 4+ ability.", {"feel_no_pain": 4}),
     ("CHAOS LORD model only. Add 1 to the bearer\u2019s Wounds characteristic and the bearer has the Feel No Pain 5+ "
      "ability.", {"add_W": 1, "feel_no_pain": 5}),                                             # Living Carapace
+    # the subject said once (chaos-thousand-sons.cat, enhancement "Flowing Flesh")
+    ("The bearer has the Feel No Pain 4+ ability and a Wounds characteristic of 5.", {"feel_no_pain": 4, "W": 5}),
+    ("The bearer has a Wounds characteristic of 5 and a 4+ invulnerable save.", {"W": 5, "invulnerable": 4}),
     # a condition, another characteristic, a second rule, or the same thing twice: kept as text
     ("The bearer has the Feel No Pain 3+ ability against Psychic Attacks.", None),
     ("Add 2 to the bearer's Toughness and Wounds characteristics, and the bearer has a 4+ invulnerable save.", None),

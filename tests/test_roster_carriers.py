@@ -551,3 +551,53 @@ def test_m81_a_group_that_lists_one_piece_each_gets_one_each(lib: Library, tmp_p
     assert ("Bullgryn: 2x Slabshield (a Wounds characteristic of 4), 1x Brute shield (a 4+ invulnerable save): one "
             "each, given in the order listed (the roster does not say which model bears which; ruling M81)") in texts
     assert not any("replaces the default" in t for t in texts)  # the Slabshield is listed
+
+
+_NR_HEADER = ("+++++++++++++++++++++++++++++++++++++++++++++++\n+ FACTION KEYWORD: Imperium - Imperial Knights\n"
+              "+ DETACHMENT: Questor Forgepact\n+ TOTAL ARMY POINTS: 440pts\n+\n+ WARLORD: Char1: Knight Paladin\n"
+              "+ ENHANCEMENT: Omnissian Champion (on Char1: Knight Paladin)\n+ NUMBER OF UNITS: 1\n"
+              "+++++++++++++++++++++++++++++++++++++++++++++++\n\n")
+
+
+@pytest.mark.parametrize("body", [
+    "Char1: 1x Knight Paladin (440 pts): Warlord, Questoris heavy stubber, Rapid-fire battle cannon\n",  # WTC-compact
+    "CHARACTER\n\nKnight Paladin (440 pts)\n\u2022 1x Questoris heavy stubber\n\u2022 1x Rapid-fire battle cannon\n",
+])
+def test_m85_new_recruits_header_enhancement_reaches_its_unit(lib: Library, tmp_path: Path, body: str) -> None:
+    # the header alone says who takes the enhancement: before, it was dropped silently (W26)
+    path = tmp_path / "nr.txt"
+    path.write_text(_NR_HEADER + body, encoding="utf-8")
+    (paladin,) = load_roster(path, lib).entries
+    assert paladin.enhancements == ("Omnissian Champion",)
+    assert paladin.unit is not None and [m.wounds for m in paladin.unit.models] == [30]
+    assert "Enhancement Omnissian Champion: from the header" in [n.text for n in paladin.notes]
+
+
+def test_m85_the_bearer_is_the_units_character_not_the_first_listed(lib: Library, tmp_path: Path) -> None:
+    # agents-of-the-imperium: a Rogue Trader Entourage is the Rogue Trader (W4) and his W2 retinue;
+    # the export lists the Death Cult Assassin first. "Blackweave Shroud": "The bearer has the Feel
+    # No Pain 4+ ability": the Rogue Trader's (the unit's one-model statline with the most Wounds)
+    path = tmp_path / "rte.txt"
+    path.write_text("Test (100 points)\n\nAgents of the Imperium\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
+                    "Rogue Trader Entourage (100 points)\n  \u2022 Enhancement: Blackweave Shroud\n"
+                    "  \u2022 1x Death Cult Assassin\n    \u2022 1x Dartmask\n      1x Death Cult power blade\n"
+                    "  \u2022 1x Rogue Trader\n    \u2022 1x Monomolecular cane-rapier\n      1x Household pistol\n"
+                    "  \u2022 Enhancement: Blackweave Shroud\n", encoding="utf-8")
+    (entry,) = load_roster(path, lib).entries
+    assert entry.unit is not None, [n.text for n in entry.notes]
+    assert {m.name: m.feel_no_pain for m in entry.unit.models} == {"Death Cult Assassin": None, "Rogue Trader": 4}
+    texts = [n.text for n in entry.notes]
+    assert "Enhancement Blackweave Shroud: Feel No Pain 4+ for its bearer, Rogue Trader (ruling M85)" in texts
+    assert "Enhancement Blackweave Shroud: listed twice for the unit, given once" in texts
+
+
+def test_m85_a_bearer_named_as_its_unit_accents_aside(lib: Library, tmp_path: Path) -> None:
+    # leagues-of-votann: "Brôkhyr Iron-master" (W4) with an Ironkyn Assistant (W1) listed first; the
+    # export spells the model "Brokhyr". "Ironskein": "Add 2 to the bearer's Wounds characteristic."
+    path = tmp_path / "lov.txt"
+    path.write_text("Test (70 points)\n\nLeagues of Votann\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
+                    "Brôkhyr Iron-master (70 points)\n  \u2022 Enhancement: Ironskein\n  \u2022 1x Ironkyn Assistant\n"
+                    "  \u2022 1x Brokhyr Iron-master\n    \u2022 1x Graviton rifle\n", encoding="utf-8")
+    (entry,) = load_roster(path, lib).entries
+    assert entry.unit is not None, [n.text for n in entry.notes]
+    assert {m.name: m.wounds for m in entry.unit.models} == {"Ironkyn Assistant": 1, "Brokhyr Iron-master": 6}

@@ -213,15 +213,19 @@ def bearer_defences(text: str) -> dict[str, int] | None:
     ``feel_no_pain`` ("The bearer has the Feel No Pain 5+ ability."), ``W`` ("The bearer has a
     Wounds characteristic of 4.": a Storm shield) and ``add_W`` ("Add 1 to the bearer's Wounds
     characteristic.": a Shield Drone), one or several joined by "and" ("Add 1 to the bearer's
-    Wounds characteristic and the bearer has the Feel No Pain 5+ ability."), after an optional
-    first sentence naming the models that may take it ("CHAOS LORD model only."). A text that
-    says anything else (a condition, another characteristic) gives None: kept as text."""
+    Wounds characteristic and the bearer has the Feel No Pain 5+ ability."; "The bearer has the
+    Feel No Pain 4+ ability and a Wounds characteristic of 5.": the subject said once), after an
+    optional first sentence naming the models that may take it ("CHAOS LORD model only."). A text
+    that says anything else (a condition, another characteristic) gives None: kept as text."""
     text = _plain(text).rstrip(".")
     only = _ONLY_FOR.match(text)
     if only and only.end() < len(text):
         text = text[only.end():]
     out: dict[str, int] = {}
-    for clause in re.split(r",? and (?=the bearer|this model|add )", text, flags=re.IGNORECASE):
+    clauses = re.split(r",? and (?=the bearer|this model|add |an? |the feel no pain)", text, flags=re.IGNORECASE)
+    for i, clause in enumerate(clauses):
+        if i and not re.match(r"the bearer|this model|add ", clause, re.IGNORECASE):
+            clause = "the bearer has " + clause  # "... and a Wounds characteristic of 5"
         found = next(((kind, m) for kind, rx in _BEARER_CLAUSES if (m := rx.fullmatch(clause))), None)
         if found is None or found[0] in out:
             return None

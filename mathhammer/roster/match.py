@@ -283,7 +283,12 @@ def _enhance(groups: list[ModelStats], entry: RosterUnit, unit: Unit, given_keyw
     any other is named in a note (its rules are not in the library)."""
     known = {key(e.name): e for e in unit.enhancements}
     out = list(groups)
+    seen: set[str] = set()
     for name in entry.enhancements:
+        if key(name) in seen:
+            notes.append(Note(entry.line, f"Enhancement {name}: listed twice for the unit, given once"))
+            continue
+        seen.add(key(name))
         piece = known.get(key(name))
         if piece is None or not out:
             notes.append(Note(entry.line, f"Enhancement {name}: not modelled (the library knows an enhancement that "
@@ -310,12 +315,25 @@ def _enhance(groups: list[ModelStats], entry: RosterUnit, unit: Unit, given_keyw
 
 def _bearer(groups: list[ModelStats], unit: Unit) -> int:
     """Which of a roster unit's statlines an enhancement's bearer is: the first with the CHARACTER
-    keyword, else the first named as the unit (a one-model CHARACTER unit), else the first."""
+    keyword, else the first named as the unit (accents aside: "Brokhyr Iron-master"), else the
+    statline of one model with the most Wounds (the Rogue Trader of an Entourage, a Tempestor
+    Prime; the first of equals), else the first."""
     for i, g in enumerate(groups):
         if "CHARACTER" in g.keywords:
             return i
-    s = singular_key(unit.name)
-    return next((i for i, g in enumerate(groups) if singular_key(g.name) == s), 0)
+    s = _unaccented(singular_key(unit.name))
+    named = next((i for i, g in enumerate(groups) if _unaccented(singular_key(g.name)) == s), None)
+    if named is not None:
+        return named
+    ones = [i for i, g in enumerate(groups) if g.count == 1]
+    return max(ones, key=lambda i: (groups[i].wounds, -i)) if ones else 0
+
+
+def _unaccented(text: str) -> str:
+    """``text`` without accents ("Brôkhyr" -> "Brokhyr")."""
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def _statline(name: str, unit: Unit) -> tuple[ModelStats, str]:

@@ -360,27 +360,69 @@ def _attachments(units: list[_Unit], entries: list[RosterUnit], notes: list[Note
 # --- New Recruit: GW text ------------------------------------------------------------------------
 
 
-def _nr_header(lines: list[_Line]) -> tuple[str, int | None, int]:
-    """The ``+ FACTION KEYWORD`` and ``+ TOTAL ARMY POINTS`` of New Recruit's header, and the index after it."""
-    faction, points, end = "", None, 0
+#: New Recruit's header line "+ ENHANCEMENT: Starflare Ignition System (on Char7: Commander in Enforcer Battlesuit)".
+_NR_ENHANCEMENT = re.compile(r"(?P<name>.+?)\s*\(on\s+(?:[^:()]*\d+\s*:\s*)?(?P<unit>[^()]+)\)\s*$", re.IGNORECASE)
+
+
+@dataclass
+class _Header:
+    """What New Recruit's ``+`` header says: faction, points, the enhancements and who takes
+    them (name, unit, line), and the index of the line after it."""
+
+    faction: str = ""
+    points: int | None = None
+    enhancements: list[tuple[str, str, int]] = field(default_factory=list)
+    end: int = 0
+
+
+def _nr_header(lines: list[_Line]) -> _Header:
+    """The ``+ FACTION KEYWORD``, ``+ TOTAL ARMY POINTS`` and ``+ ENHANCEMENT`` lines of New
+    Recruit's header, and the index after it."""
+    out = _Header()
     for i, ln in enumerate(lines):
         if not ln.text:
             continue
         if not ln.text.startswith("+") or ln.bullet:
             break
-        end = i + 1
+        out.end = i + 1
         body = ln.text.lstrip("+ ").strip()
         k, _, v = body.partition(":")
         if k.strip().upper() == "FACTION KEYWORD":
-            faction = _strip_faction(v)
+            out.faction = _strip_faction(v)
         elif k.strip().upper() == "TOTAL ARMY POINTS":
             m = re.search(r"\d+", v)
-            points = int(m[0]) if m else None
-    return faction, points, end
+            out.points = int(m[0]) if m else None
+        elif k.strip().upper() in ("ENHANCEMENT", "ENHANCEMENTS"):
+            m = _NR_ENHANCEMENT.match(v.strip())
+            if m:
+                out.enhancements.append((clean(m["name"]), clean(m["unit"]), ln.no))
+    return out
+
+
+def _header_enhancements(entries: list[RosterUnit], header: _Header, notes: list[Note]) -> list[RosterUnit]:
+    """The header's enhancements given to the units they name where the unit's own lines do not
+    list them already (a file may say it only once): the first unit of that name without an
+    enhancement, with a note; one whose unit is not found is named in a note."""
+    out = list(entries)
+    for name, unit, line in header.enhancements:
+        same = [i for i, e in enumerate(out) if e.name.lower() == unit.lower()]
+        if any(name.lower() == x.lower() for i in same for x in out[i].enhancements):
+            continue
+        free = [i for i in same if not out[i].enhancements]
+        if not free:
+            notes.append(Note(line, f"enhancement {name!r} for {unit!r}: no such unit without an enhancement in the "
+                                    "list: not given"))
+            continue
+        i = free[0]
+        out[i] = replace(out[i], enhancements=(*out[i].enhancements, name), notes=(*out[i].notes, Note(
+            line, f"Enhancement {name}: from the header" + (f" (the first of {len(same)} units of this name)"
+                                                             if len(same) > 1 else ""))))
+    return out
 
 
 def _new_recruit_gw(lines: list[_Line], file: str) -> Roster:
-    faction, points, start = _nr_header(lines)
+    header = _nr_header(lines)
+    faction, points, start = header.faction, header.points, header.end
     notes: list[Note] = []
     units: list[_Unit] = []
     current: _Unit | None = None
@@ -398,8 +440,9 @@ def _new_recruit_gw(lines: list[_Line], file: str) -> Roster:
             current.body.append(ln)
         else:
             notes.append(Note(ln.no, f"not understood: {ln.text!r}", unread=True))
-    return Roster(file=file, format="new-recruit-gw", faction=faction, points=points,
-                  entries=tuple(_tree_unit(u, faction, file) for u in units), notes=tuple(notes))
+    entries = _header_enhancements([_tree_unit(u, faction, file) for u in units], header, notes)
+    return Roster(file=file, format="new-recruit-gw", faction=faction, points=points, entries=tuple(entries),
+                  notes=tuple(notes))
 
 
 # --- New Recruit: WTC-compact ------------------------------------------------------------------------
@@ -410,7 +453,8 @@ def _wtc_items(text: str, times: int = 1) -> list[tuple[str, int]]:
 
 
 def _wtc(lines: list[_Line], file: str) -> Roster:
-    faction, points, start = _nr_header(lines)
+    header = _nr_header(lines)
+    faction, points, start = header.faction, header.points, header.end
     notes: list[Note] = []
     entries: list[RosterUnit] = []
     unit: _Unit | None = None
@@ -484,6 +528,7 @@ def _wtc(lines: list[_Line], file: str) -> Roster:
         else:
             unotes.append(Note(ln.no, f"not understood: {ln.text!r}"))
     close()
+    entries = _header_enhancements(entries, header, notes)
     return Roster(file=file, format="wtc-compact", faction=faction, points=points, entries=tuple(entries),
                   notes=tuple(notes))
 
