@@ -532,6 +532,17 @@ def test_wargear_named_twice_is_an_error(tmp_path: Path) -> None:
     assert "wargear is given once" in _one_line(e) and "wargear[1]" in e.where
 
 
+def _round_trips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, unit: Unit) -> None:
+    """``unit`` (loaded from profile ``text``) dumped and loaded again is the same unit, and so is
+    the one the library rebuilds from its cache."""
+    again = load_file(write_profile(tmp_path, yaml.safe_dump({"schema": 1, "units": [dump_unit(unit)]}), "a.yaml"))
+    assert again == [unit]
+    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    write_profile(tmp_path / "p", text)
+    load_library([tmp_path / "p"], use_env=False)
+    assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit") == unit  # from the cache
+
+
 BORNE = WARGEAR.replace("      - {name: Grunt, count: 9, T: 5, Sv: 5, W: 1, weapons: [Pistol gun, Blade]}\n",
                         "      - {name: Grunt, count: 9, T: 5, Sv: 5, W: 1, weapons: [Pistol gun, Blade],\n"
                         "         wargear: [shield drone, Shield Drone, Storm shield, Amulet]}\n", 1)
@@ -551,12 +562,7 @@ def test_m81_a_statlines_wargear_is_given_to_it_when_loaded(tmp_path: Path, monk
     dumped = dump_unit(mob)["models"][0]
     assert (dumped["W"], dumped["wargear"]) == (1, ["Shield Drone", "Shield Drone", "Storm shield", "Amulet"])
     assert "invulnerable" not in dumped and "feel_no_pain" not in dumped
-    again = load_file(write_profile(tmp_path, yaml.safe_dump({"schema": 1, "units": [dump_unit(mob)]}), "a.yaml"))
-    assert again == [mob]
-    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
-    write_profile(tmp_path / "p", BORNE)
-    load_library([tmp_path / "p"], use_env=False)
-    assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit") == mob  # from the cache
+    _round_trips(tmp_path, monkeypatch, BORNE, mob)
 
 
 def test_m81_a_statlines_wargear_must_be_the_units(tmp_path: Path) -> None:
@@ -578,12 +584,7 @@ def test_m85_enhancements_load_dump_and_come_back_from_the_cache(tmp_path: Path,
     assert mob.wargear == () and [m.wounds for m in mob.models] == [1, 3]  # given only by a roster that names one
     assert dump_unit(mob)["enhancements"] == [{"name": "Iron Hide", "add_W": 2},
                                               {"name": "Veil", "invulnerable": 4, "keywords": ["STEALTHY"]}]
-    again = load_file(write_profile(tmp_path, yaml.safe_dump({"schema": 1, "units": [dump_unit(mob)]}), "a.yaml"))
-    assert again == [mob]
-    monkeypatch.setenv(profiles.CACHE_ENV_VAR, str(tmp_path / "cache"))
-    write_profile(tmp_path / "p", ENHANCED)
-    load_library([tmp_path / "p"], use_env=False)
-    assert load_library([tmp_path / "p"], use_env=False).find("mob", "unit") == mob  # from the cache
+    _round_trips(tmp_path, monkeypatch, ENHANCED, mob)
 
 
 def test_m85_an_enhancement_named_twice_or_giving_nothing_is_an_error(tmp_path: Path) -> None:

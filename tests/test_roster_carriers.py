@@ -42,6 +42,13 @@ def _unfired(entry: RosterUnit) -> str:
     return " ".join(n.text for n in entry.notes if "not fired" in n.text)
 
 
+def _text_entries(tmp_path: Path, lib: Library, text: str, name: str = "list.txt") -> tuple[RosterUnit, ...]:
+    """The entries of a text roster ``text`` read against ``lib``."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return load_roster(path, lib).entries
+
+
 def test_m56_m58_gw_app_pathfinders_fire_ion_rifles_and_drones(shared_data: Path, lib: Library) -> None:
     # gwapp-tau.txt lines 170-183: the Shas'ui with a Gun Drone, a Recon Drone and a Shield Drone;
     # 9 Pathfinders with 3 Ion rifles and 6 Pulse carbines
@@ -403,9 +410,8 @@ def test_m81_wargear_listed_replaces_the_statlines_default(lib: Library, tmp_pat
     # imperium-astra-militarum-library.cat: a Bullgryn is W3 (line 1550) and bears a Slabshield by
     # default ("The bearer has a Wounds characteristic of 4.", line 15993), or instead a Brute
     # shield (line 1570: "The bearer has a 4+ invulnerable save."); the unit has no invulnerable save
-    path = tmp_path / "b.txt"
-    path.write_text(_BULLGRYN.format(boss="1x Brute shield", rest="      2x Slabshield\n"), encoding="utf-8")
-    (entry,) = load_roster(path, lib).entries
+    text = _BULLGRYN.format(boss="1x Brute shield", rest="      2x Slabshield\n")
+    (entry,) = _text_entries(tmp_path, lib, text, "b.txt")
     assert entry.unit is not None, [n.text for n in entry.notes]
     stats = {m.name: (m.wounds, m.invulnerable) for m in entry.unit.models}
     # the Bone 'ead's Brute shield replaces his Slabshield: W3 and a 4+, not W4 and a 4+
@@ -417,9 +423,7 @@ def test_m81_wargear_listed_replaces_the_statlines_default(lib: Library, tmp_pat
 
 def test_m81_a_statline_with_no_wargear_listed_keeps_its_default(lib: Library, tmp_path: Path) -> None:
     # weapons listed, no wargear (an export that leaves it out): the default Slabshield stands
-    path = tmp_path / "b.txt"
-    path.write_text(_BULLGRYN.format(boss="1x Grenadier gauntlet", rest=""), encoding="utf-8")
-    (entry,) = load_roster(path, lib).entries
+    (entry,) = _text_entries(tmp_path, lib, _BULLGRYN.format(boss="1x Grenadier gauntlet", rest=""), "b.txt")
     assert entry.unit is not None, [n.text for n in entry.notes]
     assert {(m.wounds, m.invulnerable) for m in entry.unit.models} == {(4, None)}
     assert not any("replaces the default" in n.text for n in entry.notes)
@@ -495,11 +499,10 @@ def test_m85_an_invulnerable_save_beside_the_units_ranged_only_one_is_not_given(
 def test_m85_the_bearer_is_the_units_character_model(lib: Library, tmp_path: Path) -> None:
     # imperium-space-marines.cat: "The Flesh is Weak": "Adeptus Astartes model only. The bearer has
     # the Feel No Pain 4+ ability."; a Captain has no Feel No Pain of his own
-    path = tmp_path / "sm.txt"
-    path.write_text("Test (100 points)\n\nSpace Marines\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
-                    "Captain (80 points)\n  \u2022 1x Bolt pistol\n    1x Master-crafted power weapon\n"
-                    "  \u2022 Enhancement: The Flesh is Weak\n", encoding="utf-8")
-    (captain,) = load_roster(path, lib).entries
+    text = ("Test (100 points)\n\nSpace Marines\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
+            "Captain (80 points)\n  \u2022 1x Bolt pistol\n    1x Master-crafted power weapon\n"
+            "  \u2022 Enhancement: The Flesh is Weak\n")
+    (captain,) = _text_entries(tmp_path, lib, text, "sm.txt")
     assert captain.unit is not None
     assert [(m.count, m.feel_no_pain) for m in captain.unit.models] == [(1, 4)]
 
@@ -540,11 +543,10 @@ def test_m85_the_bearer_is_one_model_of_the_character_statline(tmp_path: Path, l
 def test_m81_a_group_that_lists_one_piece_each_gets_one_each(lib: Library, tmp_path: Path) -> None:
     # 3 Bullgryn (W3) listed with 2x Slabshield (W4) and 1x Brute shield (4+ invulnerable): each
     # bears one, so two are W4 and one W3 with a 4+ (11 wounds), whichever bears which
-    path = tmp_path / "b.txt"
-    path.write_text("Test (300 points)\n\nAstra Militarum\nStrike Force (2000 points)\n\nOTHER DATASHEETS\n\n"
-                    "Bullgryn Squad (100 points)\n  \u2022 3x Bullgryn\n    \u2022 3x Grenadier gauntlet\n"
-                    "      3x Close combat weapon\n      2x Slabshield\n      1x Brute shield\n", encoding="utf-8")
-    (entry,) = load_roster(path, lib).entries
+    text = ("Test (300 points)\n\nAstra Militarum\nStrike Force (2000 points)\n\nOTHER DATASHEETS\n\n"
+            "Bullgryn Squad (100 points)\n  \u2022 3x Bullgryn\n    \u2022 3x Grenadier gauntlet\n"
+            "      3x Close combat weapon\n      2x Slabshield\n      1x Brute shield\n")
+    (entry,) = _text_entries(tmp_path, lib, text, "b.txt")
     assert entry.unit is not None, [n.text for n in entry.notes]
     assert sorted((m.count, m.wounds, m.invulnerable or 0) for m in entry.unit.models) == [(1, 3, 4), (2, 4, 0)]
     texts = [n.text for n in entry.notes]
@@ -565,9 +567,7 @@ _NR_HEADER = ("+++++++++++++++++++++++++++++++++++++++++++++++\n+ FACTION KEYWOR
 ])
 def test_m85_new_recruits_header_enhancement_reaches_its_unit(lib: Library, tmp_path: Path, body: str) -> None:
     # the header alone says who takes the enhancement: before, it was dropped silently (W26)
-    path = tmp_path / "nr.txt"
-    path.write_text(_NR_HEADER + body, encoding="utf-8")
-    (paladin,) = load_roster(path, lib).entries
+    (paladin,) = _text_entries(tmp_path, lib, _NR_HEADER + body, "nr.txt")
     assert paladin.enhancements == ("Omnissian Champion",)
     assert paladin.unit is not None and [m.wounds for m in paladin.unit.models] == [30]
     assert "Enhancement Omnissian Champion: from the header" in [n.text for n in paladin.notes]
@@ -577,13 +577,12 @@ def test_m85_the_bearer_is_the_units_character_not_the_first_listed(lib: Library
     # agents-of-the-imperium: a Rogue Trader Entourage is the Rogue Trader (W4) and his W2 retinue;
     # the export lists the Death Cult Assassin first. "Blackweave Shroud": "The bearer has the Feel
     # No Pain 4+ ability": the Rogue Trader's (the unit's one-model statline with the most Wounds)
-    path = tmp_path / "rte.txt"
-    path.write_text("Test (100 points)\n\nAgents of the Imperium\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
-                    "Rogue Trader Entourage (100 points)\n  \u2022 Enhancement: Blackweave Shroud\n"
-                    "  \u2022 1x Death Cult Assassin\n    \u2022 1x Dartmask\n      1x Death Cult power blade\n"
-                    "  \u2022 1x Rogue Trader\n    \u2022 1x Monomolecular cane-rapier\n      1x Household pistol\n"
-                    "  \u2022 Enhancement: Blackweave Shroud\n", encoding="utf-8")
-    (entry,) = load_roster(path, lib).entries
+    text = ("Test (100 points)\n\nAgents of the Imperium\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
+            "Rogue Trader Entourage (100 points)\n  \u2022 Enhancement: Blackweave Shroud\n"
+            "  \u2022 1x Death Cult Assassin\n    \u2022 1x Dartmask\n      1x Death Cult power blade\n"
+            "  \u2022 1x Rogue Trader\n    \u2022 1x Monomolecular cane-rapier\n      1x Household pistol\n"
+            "  \u2022 Enhancement: Blackweave Shroud\n")
+    (entry,) = _text_entries(tmp_path, lib, text, "rte.txt")
     assert entry.unit is not None, [n.text for n in entry.notes]
     assert {m.name: m.feel_no_pain for m in entry.unit.models} == {"Death Cult Assassin": None, "Rogue Trader": 4}
     texts = [n.text for n in entry.notes]
@@ -594,10 +593,9 @@ def test_m85_the_bearer_is_the_units_character_not_the_first_listed(lib: Library
 def test_m85_a_bearer_named_as_its_unit_accents_aside(lib: Library, tmp_path: Path) -> None:
     # leagues-of-votann: "Brôkhyr Iron-master" (W4) with an Ironkyn Assistant (W1) listed first; the
     # export spells the model "Brokhyr". "Ironskein": "Add 2 to the bearer's Wounds characteristic."
-    path = tmp_path / "lov.txt"
-    path.write_text("Test (70 points)\n\nLeagues of Votann\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
-                    "Brôkhyr Iron-master (70 points)\n  \u2022 Enhancement: Ironskein\n  \u2022 1x Ironkyn Assistant\n"
-                    "  \u2022 1x Brokhyr Iron-master\n    \u2022 1x Graviton rifle\n", encoding="utf-8")
-    (entry,) = load_roster(path, lib).entries
+    text = ("Test (70 points)\n\nLeagues of Votann\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
+            "Brôkhyr Iron-master (70 points)\n  \u2022 Enhancement: Ironskein\n  \u2022 1x Ironkyn Assistant\n"
+            "  \u2022 1x Brokhyr Iron-master\n    \u2022 1x Graviton rifle\n")
+    (entry,) = _text_entries(tmp_path, lib, text, "lov.txt")
     assert entry.unit is not None, [n.text for n in entry.notes]
     assert {m.name: m.wounds for m in entry.unit.models} == {"Ironkyn Assistant": 1, "Brokhyr Iron-master": 6}
