@@ -599,3 +599,15 @@ def test_m85_a_bearer_named_as_its_unit_accents_aside(lib: Library, tmp_path: Pa
     (entry,) = _text_entries(tmp_path, lib, text, "lov.txt")
     assert entry.unit is not None, [n.text for n in entry.notes]
     assert {m.name: m.wounds for m in entry.unit.models} == {"Ironkyn Assistant": 1, "Brokhyr Iron-master": 6}
+
+
+def test_m84_a_part_of_an_attached_unit_that_is_not_matched_is_named(lib: Library, tmp_path: Path) -> None:
+    # a GW-app "Attached Units" block whose Leader is no unit of the library: the Bodyguard says so
+    text = ("Test (200 points)\n\nT'au Empire\nStrike Force (2000 points)\n\nAttached Units\nAttached Unit 1\n\n"
+            "Commander Nobody (80 points)\n\u2022 Attached as: Leader (Character)\n  \u2022 1x Dawn Blade\n\n"
+            "Crisis Sunforge Battlesuits (125 points)\n\u2022 Attached as: Bodyguard\n  \u2022 3x Crisis Sunforge Shas'ui\n"
+            "    \u2022 3x Battlesuit fists\n      6x Fusion blaster\n")
+    leader, guard = _text_entries(tmp_path, lib, text, "a.txt")
+    assert leader.unit is None and guard.unit is not None and guard.unit.attached == ()
+    assert "attached unit: Commander Nobody (line 9) could not be used, so it is left out (see its notes)" in [
+        n.text for n in guard.notes]

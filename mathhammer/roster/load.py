@@ -95,7 +95,22 @@ def finish(roster: Roster) -> Roster:
         if guard.unit is not None and leaders:
             entries[a.bodyguard] = replace(guard, unit=replace(guard.unit, attached=leaders))
         _share_keywords(entries, [a.bodyguard, *a.leaders])
+        _note_unmatched(entries, [a.bodyguard, *a.leaders])
     return replace(roster, entries=tuple(entries), notes=roster.notes + _points_check(roster))
+
+
+def _note_unmatched(entries: list[RosterUnit], parts: list[int]) -> None:
+    """A note on each part of an attached unit that reached the engine naming the parts that did
+    not (not in the library, say): they are left out of the attached unit."""
+    missing = [entries[i] for i in parts if entries[i].unit is None]
+    if not missing:
+        return
+    said = ", ".join(f"{e.name} (line {e.line})" for e in missing)
+    for i in parts:
+        e = entries[i]
+        if e.unit is not None:
+            entries[i] = replace(e, notes=(*e.notes, Note(e.line, f"attached unit: {said} could not be used, so it is "
+                                                                  "left out (see its notes)")))
 
 
 def _share_keywords(entries: list[RosterUnit], parts: list[int]) -> None:
