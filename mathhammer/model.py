@@ -366,11 +366,17 @@ class Wargear:
     name: str
     gives: tuple[tuple[str, int], ...] = ()
     keywords: tuple[str, ...] = ()
+    #: what a model takes instead of it (the other choices of its option: a Wolf Guard Battle
+    #: Leader's Plasma pistol for his Storm Shield), by the names rosters list them under: a
+    #: roster that lists one for a model that bears this by default has it no more (ruling M81)
+    alternatives: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"wargear {self.name!r}"
         if not self.name.strip():
             raise ProfileError("wargear needs a name", where="wargear", value=self.name)
+        if any(not a.strip() for a in self.alternatives):
+            raise ProfileError("an alternative cannot be blank", where=where, value=list(self.alternatives))
         if not self.gives and not self.keywords:
             raise ProfileError(f"wargear gives keywords or at least one of {', '.join(WARGEAR_GIVES)}", where=where,
                                value=self.name)

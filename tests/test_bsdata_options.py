@@ -242,6 +242,11 @@ def test_m57_tidewall_firing_decks(snapshot: Imported) -> None:
     assert decks == {"Tidewall Shieldline": 20, "Tidewall Droneport": 11, "Tidewall Gunrig": 11}
 
 
+def _pieces(u: dict[str, Any]) -> list[dict[str, Any]]:
+    """A unit's ``wargear:`` entries without what may replace each (``alternatives``)."""
+    return [{k: v for k, v in w.items() if k != "alternatives"} for w in u["wargear"]]
+
+
 def _loaded(u: dict[str, Any]) -> Unit:
     """An imported unit as the profile loader reads it (what a built-in profile gives)."""
     return _unit_of(_Reader("imported", "units[0]", u))
@@ -270,25 +275,29 @@ def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> N
     # by default, line 9833: "The bearer has a Wounds characteristic of 6"
     leader = _unit(snapshot, "Space Wolves", "Wolf Guard Battle Leader")
     assert (leader["models"][0]["W"], leader["models"][0]["wargear"]) == (5, ["Storm Shield"])
+    # its group "Replace Storm Shield" (line 9815) also holds a Plasma pistol: what replaces it
+    (shield,) = [w for w in leader["wargear"] if w["name"] == "Storm Shield"]
+    assert "Plasma pistol" in shield["alternatives"]
     assert _loaded(leader).models[0].wounds == 6
     # a Shield Drone (tau-empire.cat line 63, 3ef0-a48a-cafc-ce23: "Add 1 to the bearer's Wounds
     # characteristic.") that no Sunforge statline takes by default: the unit's wargear, for rosters
     sunforge = _unit(snapshot, "T'au Empire", "Crisis Sunforge Battlesuits")
-    assert {"name": "Shield Drone", "add_W": 1} in sunforge["wargear"]
+    assert {"name": "Shield Drone", "add_W": 1} in _pieces(sunforge)
     assert {m["W"] for m in sunforge["models"]} == {4} and not any("wargear" in m for m in sunforge["models"])
     # the Bullgryn's wargear: the Slabshield they bear, and its other choice, the Brute shield
     # (line 1570, 5a1c-ba0c-7970-348d: "The bearer has a 4+ invulnerable save.")
-    assert bullgryn["wargear"] == [{"name": "Slabshield", "W": 4}, {"name": "Brute shield", "invulnerable": 4}]
+    assert _pieces(bullgryn) == [{"name": "Slabshield", "W": 4}, {"name": "Brute shield", "invulnerable": 4}]
+    assert [w["alternatives"] for w in bullgryn["wargear"]] == [["Brute shield"], ["Slabshield"]]
     # space-marines: "Vanguard Veteran Squad with Jump Packs", group "Pistol Option" names a default
     # (bfea-dd65...) that is none of its entries: the importer takes the first, a Storm Shield
     # ("The bearer has a 4+ invulnerable save."), as a guess: its weapons, not its save
     vanguard = _unit(snapshot, "Space Marines", "Vanguard Veteran Squad with Jump Packs")
     assert all("invulnerable" not in m and "wargear" not in m for m in vanguard["models"])
     assert "invulnerable" not in vanguard
-    assert {"name": "Storm Shield", "invulnerable": 4} in vanguard["wargear"]
+    assert {"name": "Storm Shield", "invulnerable": 4} in _pieces(vanguard)
     # tau-empire.cat entry ebac-f783-8a80-8c4a "Marker Drone": "The bearer's unit has the
     # **^^Markerlight^^** keyword and can act as an Observer unit ...": for rosters that list one
-    assert {"name": "Marker Drone", "keywords": ["MARKERLIGHT"]} in sunforge["wargear"]
+    assert {"name": "Marker Drone", "keywords": ["MARKERLIGHT"]} in _pieces(sunforge)
     assert "MARKERLIGHT" not in sunforge["keywords"]
 
 

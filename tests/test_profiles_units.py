@@ -614,3 +614,14 @@ def test_m81_a_statline_changed_after_loading_dumps_its_own_values(tmp_path: Pat
     assert (dumped["W"], dumped["invulnerable"], dumped["feel_no_pain"]) == (7, 4, 5) and "wargear" not in dumped
     (again,) = load_file(write_profile(tmp_path, yaml.safe_dump({"schema": 1, "units": [dump_unit(changed)]}), "c.yaml"))
     assert again.models[0].wounds == 7
+
+
+def test_m81_wargear_alternatives_load_dump_and_must_not_be_blank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = WARGEAR.replace("{name: Storm shield, W: 4, invulnerable: 4}",
+                           "{name: Storm shield, W: 4, invulnerable: 4, alternatives: [Plasma  pistol, Claws]}")
+    (mob,) = load_file(write_profile(tmp_path, text))
+    assert mob.wargear[1].alternatives == ("Plasma pistol", "Claws")
+    assert dump_unit(mob)["wargear"][1]["alternatives"] == ["Plasma pistol", "Claws"]
+    _round_trips(tmp_path, monkeypatch, text, mob)
+    e = profile_error(write_profile(tmp_path, text.replace("[Plasma  pistol, Claws]", "[' ']"), "b.yaml"))
+    assert "wargear[1]" in e.where and "blank" in _one_line(e)

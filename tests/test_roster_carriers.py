@@ -494,6 +494,7 @@ def test_m85_an_invulnerable_save_beside_the_units_ranged_only_one_is_not_given(
     assert paladin.unit is not None and paladin.unit.models[0].invulnerable is None
     assert any(n.text.startswith("Enhancement Sanctuary: the bearer's 5+ invulnerable save is not given")
                for n in paladin.notes)
+    assert not any("for its bearer" in n.text for n in paladin.notes)  # no note that says it was given
 
 
 def test_m85_the_bearer_is_the_units_character_model(lib: Library, tmp_path: Path) -> None:
@@ -611,3 +612,26 @@ def test_m84_a_part_of_an_attached_unit_that_is_not_matched_is_named(lib: Librar
     assert leader.unit is None and guard.unit is not None and guard.unit.attached == ()
     assert "attached unit: Commander Nobody (line 9) could not be used, so it is left out (see its notes)" in [
         n.text for n in guard.notes]
+
+
+def test_m81_a_weapon_taken_in_place_of_default_wargear_removes_it(lib: Library, tmp_path: Path) -> None:
+    # imperium-space-wolves.cat line 9815: the Wolf Guard Battle Leader's "Replace Storm Shield"
+    # group (default: the Storm Shield, "The bearer has a Wounds characteristic of 6"; his own
+    # profile is W5) also holds a Plasma pistol: listed, he has no Storm Shield, so W5
+    text = ("Test (65 points)\n\nSpace Wolves\nStrike Force (2000 points)\n\nCHARACTERS\n\n"
+            "Wolf Guard Battle Leader (65 points)\n  \u2022 1x Thunder Hammer\n    1x Plasma pistol\n")
+    (leader,) = _text_entries(tmp_path, lib, text, "w.txt")
+    assert leader.unit is not None and [m.wounds for m in leader.unit.models] == [5]
+    assert ("Wolf Guard Battle Leader: Plasma pistol in place of the default Storm Shield (1 of 1; ruling M81)"
+            in [n.text for n in leader.notes])
+    # imperium-space-marines.cat line 9759: the Assault Terminator Sergeant (W3, profile
+    # ba06-7619-6891-ab7b) chooses "Thunder Hammer & Storm Shield" (a Storm Shield: W4) or "Twin
+    # Lightning Claws" in his "Weapon Option" group (2ebb-a04b-b1f5-cfb8): with claws, W3
+    text = ("Test (180 points)\n\nSpace Marines\nStrike Force (2000 points)\n\nOTHER DATASHEETS\n\n"
+            "Terminator Assault Squad (180 points)\n  \u2022 1x Assault Terminator Sergeant\n"
+            "    \u2022 1x Twin Lightning Claws\n  \u2022 4x Assault Terminator w/ Thunder Hammer & Storm Shield\n"
+            "    \u2022 4x Thunder Hammer\n      4x Storm Shield\n")
+    (squad,) = _text_entries(tmp_path, lib, text, "t.txt")
+    assert squad.unit is not None
+    assert sorted((m.name, m.count, m.wounds) for m in squad.unit.models) == [
+        ("Assault Terminator Sergeant", 1, 3), ("Assault Terminator w/ Thunder Hammer & Storm Shield", 4, 4)]

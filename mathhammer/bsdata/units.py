@@ -291,6 +291,15 @@ class _Walker:
                 if given:
                     acc.defences.append((name, given, count))
 
+    def _choice_names(self, node: ET.Element, link: ET.Element | None) -> list[str]:
+        """The names a roster lists a group's member under: an entry's (its link's), or those of
+        the entries of a group inside the group."""
+        if node.tag == "selectionEntry":
+            return [_clean((link.get("name", "") if link is not None else "") or node.get("name", ""))]
+        return [_clean((lk.get("name", "") if lk is not None else "") or c.get("name", ""))
+                for c, lk in self.index.children(node) if c.tag == "selectionEntry" and not _is_model(c)
+                and not _skipped(c, lk)]
+
     def _carrier(self, entry: ET.Element, link: ET.Element | None) -> str:
         """The name under which ``entry`` carries its weapons: a wargear entry without a weapon
         profile of its own whose weapons are all entries it must take once ("Gun Drone" -> 1 twin
@@ -351,6 +360,7 @@ class _Walker:
             amounts[0] += low - sum(amounts)
             guess = 0
             acc.guessed.append(f"{group.get('name', '')}: took {members[0][0].get('name', '')} (no default given)")
+        names = [self._choice_names(c, lk) for c, lk in members]
         for i, ((child, lk), n) in enumerate(zip(members, amounts, strict=True)):
             ident = child.get("id", "")
             if child.tag == "selectionEntry":
@@ -361,6 +371,10 @@ class _Walker:
                            self._carrier(child, lk))
                 if i == guess:  # a guessed choice fires, but gives no statline defences (it may well be another)
                     acc.defences[found:] = [(a, given, 0) for a, given, _n in acc.defences[found:]]
+                others = list(dict.fromkeys(x for j, group_names in enumerate(names) if j != i for x in group_names))
+                if others:  # what a model takes instead of it (a Storm Shield's Plasma pistol; ruling M81)
+                    acc.defences[found:] = [(a, {**given, "alternatives": others}, k)
+                                            for a, given, k in acc.defences[found:]]
             else:
                 self._group(child, lk, count * max(n, 1) if n else count, acc, depth + 1, stack | {ident}, owner)
 
@@ -759,7 +773,11 @@ def _wargear(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     by name (the first met where two of a name give different things)."""
     out: dict[str, dict[str, Any]] = {}
     for name, given in found:
-        out.setdefault(name.lower(), {"name": name, **given})
+        kept = out.setdefault(name.lower(), {"name": name, **given})
+        if given.get("alternatives") and kept is not given and {k: v for k, v in kept.items() if k not in (
+                "name", "alternatives")} == {k: v for k, v in given.items() if k != "alternatives"}:
+            # the same piece in another model's option: what may replace it there too
+            kept["alternatives"] = list(dict.fromkeys([*kept.get("alternatives", []), *given["alternatives"]]))
     return list(out.values())
 
 

@@ -27,10 +27,11 @@ from .schema import MODIFIERS
 
 CACHE_ENV_VAR = "MATHHAMMER_CACHE_DIR"
 #: Bumped when the layout of a cache entry changes.
-_CACHE_FORMAT = 8  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
+_CACHE_FORMAT = 9  # 2: statlines' invulnerable, feel_no_pain, keywords, loadout; units' attached
 # 3: unmodelled, sizes, options; one marshal blob per unit, rebuilt when it is looked up; the name index
 # 4: units' deadly_demise, firing_deck, rules
-# 5: units' wargear; 6: wargear's keywords; 7: statlines' wargear and bare statline; 8: units' enhancements
+# 5: units' wargear; 6: wargear's keywords; 7: statlines' wargear and bare statline; 8: units' enhancements;
+# 9: wargear's alternatives
 
 
 def cache_dir() -> Path:
@@ -202,7 +203,8 @@ class _Rebuild:
 
     def wargear(self, pieces: list[Any]) -> tuple[Wargear, ...]:
         return tuple(Wargear(name=_of(w["name"], str), gives=self.loadout(w["gives"]),
-                             keywords=self.strings(w["keywords"])) for w in _of(pieces, list))
+                             keywords=self.strings(w["keywords"]), alternatives=self.strings(w["alternatives"]))
+                     for w in _of(pieces, list))
 
     def model(self, m: dict[str, Any]) -> ModelStats:
         return ModelStats(name=_of(m["name"], str), count=_of(m["count"], int), toughness=_of(m["toughness"], int),

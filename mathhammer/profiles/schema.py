@@ -463,7 +463,7 @@ def _wargear(r: _Reader, key: str = "wargear") -> tuple[Wargear, ...]:
     out: list[Wargear] = []
     seen: set[str] = set()
     for wr in r.items(key):
-        wr.mapping({"name", "keywords", *WARGEAR_GIVES}, ("name",))
+        wr.mapping({"name", "keywords", "alternatives", *WARGEAR_GIVES}, ("name",))
         name = wr.name()
         if _key(name) in seen:
             raise wr.fail(f"{'an enhancement' if key == 'enhancements' else 'wargear'} is given once", name, "name")
@@ -472,7 +472,8 @@ def _wargear(r: _Reader, key: str = "wargear") -> tuple[Wargear, ...]:
         keywords = tuple(dict.fromkeys(" ".join(k.upper().split()) for k in wr.strings("keywords")))
         if any(not k for k in keywords):
             raise wr.fail("a keyword cannot be blank", list(wr.strings("keywords")), "keywords")
-        out.append(_built(wr, partial(Wargear, name=name, gives=gives, keywords=keywords)))
+        alternatives = tuple(dict.fromkeys(" ".join(a.split()) for a in _texts(wr, "alternatives")))
+        out.append(_built(wr, partial(Wargear, name=name, gives=gives, keywords=keywords, alternatives=alternatives)))
     return tuple(out)
 
 
@@ -543,8 +544,8 @@ def dump_unit(u: Unit) -> dict[str, Any]:
         out["attached"] = list(u.attached)
     for key, pieces in (("wargear", u.wargear), ("enhancements", u.enhancements)):
         if pieces:
-            out[key] = [{"name": w.name, **dict(w.gives), **({"keywords": list(w.keywords)} if w.keywords else {})}
-                        for w in pieces]
+            out[key] = [{"name": w.name, **dict(w.gives), **({"keywords": list(w.keywords)} if w.keywords else {}),
+                         **({"alternatives": list(w.alternatives)} if w.alternatives else {})} for w in pieces]
     return out
 
 

@@ -15,11 +15,12 @@ named in the unit's notes; it is not fired.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from ..errors import ProfileError
-from ..model import Ability, ModelStats, Unit, Wargear, Weapon, bear, describe_gives
+from ..model import WARGEAR_GIVES, Ability, ModelStats, Unit, Wargear, Weapon, bear, describe_gives
 from ..profiles import Library
 from ..rules import fired_profiles
 from .loadout import attacking, borne_each, spread
@@ -243,8 +244,61 @@ def _bear(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: RosterM
         whys.update(why)
         out.append(stats)
     notes += [Note(line, why) for why in sorted(whys)]
-    notes += [Note(line, f"{name}: {describe_gives(given.items())} for {m.count}x {m.name}"
-                         f"{f' ({each} each)' if each > 1 else ''} (ruling M81)") for name, given, each in pieces]
+    for name, given, each in pieces:
+        shown = _given(name, given, whys)
+        if shown:
+            notes.append(Note(line, f"{name}: {describe_gives(shown)} for {m.count}x {m.name}"
+                                    f"{f' ({each} each)' if each > 1 else ''} (ruling M81)"))
+    return out
+
+
+def _given(name: str, given: Mapping[str, Any], whys: Iterable[str]) -> list[tuple[str, int]]:
+    """What piece ``name`` gave (``given``), less the invulnerable save a note (``whys``) says was
+    not given: what the note that it was given names."""
+    withheld = any(w.startswith(f"{name}: ") for w in whys)
+    return [(k, v) for k, v in given.items() if k in WARGEAR_GIVES and not (withheld and k == "invulnerable")]
+
+
+def _defaults_swapped(groups: list[ModelStats], st: ModelStats, m: RosterModel, gear: dict[str, Wargear], unit: Unit,
+                      notes: list[Note], line: int) -> list[ModelStats]:
+    """``groups`` (roster model group ``m``, from statline ``st``, which bears default wargear)
+    where items listed are what a model takes instead of a default piece (the piece's
+    ``alternatives``: a Wolf Guard Battle Leader's Plasma pistol for his Storm Shield) and the
+    piece is not listed: that many models bear it no more (the first ones), with a note."""
+    listed = {key(item): n for item, n in m.weapons}
+    dropped: dict[str, int] = {}
+    for name in dict.fromkeys(st.wargear):
+        piece = gear.get(key(name))
+        if piece is None or not piece.gives or key(name) in listed:
+            continue
+        instead = sum(n for a, n in listed.items() if a in {key(x) for x in piece.alternatives})
+        if instead:
+            dropped[name] = min(instead, m.count)
+    if not dropped:
+        return groups
+    without = min(dropped.values())  # the models that took another choice of every dropped piece
+    kept = [w for w in st.wargear if w not in dropped]
+    counts: dict[str, int] = {}
+    for w in kept:
+        counts[w] = counts.get(w, 0) + 1
+    pieces = [(w, dict(gear[key(w)].gives), n) for w, n in counts.items() if key(w) in gear and gear[key(w)].gives]
+    assert st.bare is not None
+    out: list[ModelStats] = []
+    left = without
+    for g in groups:
+        take = min(g.count, left)
+        left -= take
+        if take:
+            bare = replace(st.bare, name=g.name, count=take, loadout=g.loadout, options=g.options, keywords=g.keywords)
+            stats, _why = bear(bare, pieces, invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
+                               feel_no_pain=unit.feel_no_pain)
+            out.append(stats)
+        if g.count > take:
+            out.append(replace(g, count=g.count - take))
+    for name in dropped:
+        alts = [a for a in gear[key(name)].alternatives if key(a) in listed]
+        notes.append(Note(line, f"{m.name}: {' and '.join(alts)} in place of the default {name} "
+                                f"({without} of {m.count}; ruling M81)"))
     return out
 
 
@@ -308,8 +362,10 @@ def _enhance(groups: list[ModelStats], entry: RosterUnit, unit: Unit, given_keyw
                            feel_no_pain=unit.feel_no_pain)
         out[i:i + 1] = [stats] if bearer.count == 1 else [replace(bearer, count=bearer.count - 1), stats]
         notes += [Note(entry.line, f"Enhancement {why}") for why in whys]
-        notes.append(Note(entry.line, f"Enhancement {piece.name}: {describe_gives(piece.gives)} for its bearer, "
-                                      f"{bearer.name} (ruling M85)"))
+        shown = _given(piece.name, dict(piece.gives), whys)
+        if shown:
+            notes.append(Note(entry.line, f"Enhancement {piece.name}: {describe_gives(shown)} for its bearer, "
+                                          f"{bearer.name} (ruling M85)"))
     return out
 
 
@@ -463,6 +519,8 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
                 notes.append(Note(m.line or entry.line, f"{m.name}: the wargear listed replaces the default "
                                                         f"{', '.join(replaced)} (ruling M81)"))
         mine = [replace(start, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
+        if st.bare is not None and not giving:
+            mine = _defaults_swapped(mine, st, m, gear, found, notes, m.line or entry.line)
         if start is not st and len(giving) > 1 and sum(n for _, n in giving) == m.count:
             # one of them each, in place of the default ("2x Slabshield, 1x Brute shield" for 3 Bullgryn)
             mine = _one_each(mine, giving, found, notes, m, m.line or entry.line)
