@@ -635,3 +635,31 @@ def test_m81_a_weapon_taken_in_place_of_default_wargear_removes_it(lib: Library,
     assert squad.unit is not None
     assert sorted((m.name, m.count, m.wounds) for m in squad.unit.models) == [
         ("Assault Terminator Sergeant", 1, 3), ("Assault Terminator w/ Thunder Hammer & Storm Shield", 4, 4)]
+
+
+WALKER = """\
+schema: 1
+units:
+  - name: Walker
+    faction: Testers
+    keywords: [VEHICLE]
+    models:
+      - {name: Walker, count: 1, T: 9, Sv: 3, W: 8, weapons: [Fist, Gun], options: [Cannon], wargear: [Shield]}
+    weapons:
+      - {name: Gun, range: 24, A: "2", BS: 3, S: 5, AP: 0, D: "1"}
+      - {name: Cannon, range: 36, A: "2", BS: 3, S: 9, AP: -2, D: "3"}
+      - {name: Fist, range: melee, A: "4", WS: 3, S: 12, AP: -2, D: "3"}
+    wargear:
+      - {name: Shield, W: 10, alternatives: [Cannon, Fist]}
+"""
+
+
+@pytest.mark.parametrize(("items", "wounds"), [("1x Fist\n    1x Gun", 10), ("1x Cannon\n    1x Gun", 8)])
+def test_m81_an_alternative_carried_by_default_anyway_keeps_the_piece(tmp_path: Path, items: str, wounds: int) -> None:
+    # the Shield (W10) may be swapped for a Cannon or a Fist, but the Walker carries a Fist by
+    # default on its other arm: listing the Fist says nothing of the Shield; listing a Cannon does
+    lib = Library(load_file(write_profile(tmp_path / "p", WALKER)))
+    text = f"Test (100 points)\n\nTesters\nStrike Force (100 points)\n\nVEHICLES\n\nWalker (100 points)\n  \u2022 {items}\n"
+    (walker,) = _text_entries(tmp_path, lib, text, "w.txt")
+    assert walker.unit is not None, [n.text for n in walker.notes]
+    assert [m.wounds for m in walker.unit.models] == [wounds]

@@ -266,12 +266,14 @@ def _defaults_swapped(groups: list[ModelStats], st: ModelStats, m: RosterModel, 
     ``alternatives``: a Wolf Guard Battle Leader's Plasma pistol for his Storm Shield) and the
     piece is not listed: that many models bear it no more (the first ones), with a note."""
     listed = {key(item): n for item, n in m.weapons}
+    # an alternative the statline carries by default anyway (another arm's weapon) says nothing
+    carried = {key(w) for w, _ in st.loadout} | {key(w.partition(" - ")[0]) for w, _ in st.loadout}
     dropped: dict[str, int] = {}
     for name in dict.fromkeys(st.wargear):
         piece = gear.get(key(name))
         if piece is None or not piece.gives or key(name) in listed:
             continue
-        instead = sum(n for a, n in listed.items() if a in {key(x) for x in piece.alternatives})
+        instead = sum(n for a, n in listed.items() if a in {key(x) for x in piece.alternatives} - carried)
         if instead:
             dropped[name] = min(instead, m.count)
     if not dropped:
