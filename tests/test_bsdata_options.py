@@ -278,6 +278,16 @@ def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> N
     # its group "Replace Storm Shield" (line 9815) also holds a Plasma pistol: what replaces it
     (shield,) = [w for w in leader["wargear"] if w["name"] == "Storm Shield"]
     assert "Plasma pistol" in shield["alternatives"]
+    # only what names nothing else of the model, for a piece every statline that bears it may swap:
+    # aeldari-aeldari-library.cat line 25143, the Skathach's left arm (Scattershield, or a
+    # Deathshroud Cannon or Inferno Lance that its right arm offers too); imperium-space-marines.cat,
+    # a Command Squad's Company Champion bears his Astartes Shield with no choice; the Assault
+    # Terminators' Storm Shield comes with no choice (line 9664) where the Sergeant's does
+    for faction, unit, piece in (("Aeldari", "Skathach Wraithknight [Legends]", "Scattershield"),
+                                 ("Space Marines", "Command Squad [Legends]", "Astartes Shield"),
+                                 ("Space Marines", "Terminator Assault Squad", "Storm Shield")):
+        (entry,) = [w for w in _unit(snapshot, faction, unit)["wargear"] if w["name"] == piece]
+        assert "alternatives" not in entry, (unit, entry)
     assert _loaded(leader).models[0].wounds == 6
     # a Shield Drone (tau-empire.cat line 63, 3ef0-a48a-cafc-ce23: "Add 1 to the bearer's Wounds
     # characteristic.") that no Sunforge statline takes by default: the unit's wargear, for rosters
@@ -287,7 +297,7 @@ def test_m81_default_wargear_gives_its_bearers_defences(snapshot: Imported) -> N
     # the Bullgryn's wargear: the Slabshield they bear, and its other choice, the Brute shield
     # (line 1570, 5a1c-ba0c-7970-348d: "The bearer has a 4+ invulnerable save.")
     assert _pieces(bullgryn) == [{"name": "Slabshield", "W": 4}, {"name": "Brute shield", "invulnerable": 4}]
-    assert [w["alternatives"] for w in bullgryn["wargear"]] == [["Brute shield"], ["Slabshield"]]
+    assert [w.get("alternatives") for w in bullgryn["wargear"]] == [["Brute shield"], None]
     # space-marines: "Vanguard Veteran Squad with Jump Packs", group "Pistol Option" names a default
     # (bfea-dd65...) that is none of its entries: the importer takes the first, a Storm Shield
     # ("The bearer has a 4+ invulnerable save."), as a guess: its weapons, not its save

@@ -624,17 +624,6 @@ def test_m81_a_weapon_taken_in_place_of_default_wargear_removes_it(lib: Library,
     assert leader.unit is not None and [m.wounds for m in leader.unit.models] == [5]
     assert ("Wolf Guard Battle Leader: Plasma pistol in place of the default Storm Shield (1 of 1; ruling M81)"
             in [n.text for n in leader.notes])
-    # imperium-space-marines.cat line 9759: the Assault Terminator Sergeant (W3, profile
-    # ba06-7619-6891-ab7b) chooses "Thunder Hammer & Storm Shield" (a Storm Shield: W4) or "Twin
-    # Lightning Claws" in his "Weapon Option" group (2ebb-a04b-b1f5-cfb8): with claws, W3
-    text = ("Test (180 points)\n\nSpace Marines\nStrike Force (2000 points)\n\nOTHER DATASHEETS\n\n"
-            "Terminator Assault Squad (180 points)\n  \u2022 1x Assault Terminator Sergeant\n"
-            "    \u2022 1x Twin Lightning Claws\n  \u2022 4x Assault Terminator w/ Thunder Hammer & Storm Shield\n"
-            "    \u2022 4x Thunder Hammer\n      4x Storm Shield\n")
-    (squad,) = _text_entries(tmp_path, lib, text, "t.txt")
-    assert squad.unit is not None
-    assert sorted((m.name, m.count, m.wounds) for m in squad.unit.models) == [
-        ("Assault Terminator Sergeant", 1, 3), ("Assault Terminator w/ Thunder Hammer & Storm Shield", 4, 4)]
 
 
 WALKER = """\

@@ -166,6 +166,8 @@ class _Gear:
     #: (entry name, what it gives, count chosen by default) of the wargear that gives its bearer
     #: defences (:func:`.convert.bearer_defences`: a Storm shield, a Weavefield crest)
     defences: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
+    #: (group id, the names of its members) of every choice met (what a model may take instead)
+    choices: list[tuple[str, list[str]]] = field(default_factory=list)
 
 
 class _Walker:
@@ -259,7 +261,31 @@ class _Walker:
         acc = _Gear()
         self._own_profiles(entry, link, count, acc, _clean(entry.get("name", "")))
         self._walk(entry, count, acc, 0, {entry.get("id", "")}, _clean(entry.get("name", "")))
+        self._unambiguous(acc)
         return acc
+
+    @staticmethod
+    def _unambiguous(acc: _Gear) -> None:
+        """Keep, as a default piece's ``alternatives``, only the other choices of its own group
+        that name nothing else of the model: not a weapon it carries by default, nor a choice of
+        another of its groups (a Skathach's right arm offers the left arm's Inferno Lance too).
+        A piece not taken by default has none."""
+        carried = {" ".join(_clean(p.get("name", "")).partition(" - ")[0].lower().split())
+                   for p, n, _o, _c in acc.items if n > 0}
+        out = []
+        for a, given, n in acc.defences:
+            if "_group" in given:
+                given = dict(given)
+                group = given.pop("_group")
+                # (a group that holds this piece too is one around its own: not elsewhere)
+                elsewhere = {" ".join(x.lower().split()) for gid, names in acc.choices
+                             if gid != group and a not in names for x in names}
+                alternatives = [x for x in given.pop("alternatives", []) if " ".join(x.lower().split()) not in
+                                carried | elsewhere]
+                if n > 0 and alternatives:
+                    given["alternatives"] = alternatives
+            out.append((a, given, n))
+        acc.defences[:] = out
 
     def _weapon_profiles(self, node: ET.Element, link: ET.Element | None) -> list[ET.Element]:
         return [p for p in self.index.profiles(node, link) if p.get("typeName") in _WEAPON_TYPES]
@@ -361,6 +387,7 @@ class _Walker:
             guess = 0
             acc.guessed.append(f"{group.get('name', '')}: took {members[0][0].get('name', '')} (no default given)")
         names = [self._choice_names(c, lk) for c, lk in members]
+        acc.choices.append((group.get("id", ""), [x for group_names in names for x in group_names]))
         for i, ((child, lk), n) in enumerate(zip(members, amounts, strict=True)):
             ident = child.get("id", "")
             if child.tag == "selectionEntry":
@@ -373,7 +400,7 @@ class _Walker:
                     acc.defences[found:] = [(a, given, 0) for a, given, _n in acc.defences[found:]]
                 others = list(dict.fromkeys(x for j, group_names in enumerate(names) if j != i for x in group_names))
                 if others:  # what a model takes instead of it (a Storm Shield's Plasma pistol; ruling M81)
-                    acc.defences[found:] = [(a, {**given, "alternatives": others}, k)
+                    acc.defences[found:] = [(a, {**given, "alternatives": others, "_group": group.get("id", "")}, k)
                                             for a, given, k in acc.defences[found:]]
             else:
                 self._group(child, lk, count * max(n, 1) if n else count, acc, depth + 1, stack | {ident}, owner)
@@ -663,6 +690,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     if not _is_model(unit) and not (len(model_list) == 1 and model_list[0][0] is unit):
         top = _Gear()
         walker._walk(unit, 1, top, 0, {unit.get("id", "")} | {m.get("id", "") for m, *_ in model_list}, name)
+        walker._unambiguous(top)
         main = max(models, key=lambda m: m["count"])
         optional_gear += [(a, given) for a, given, _n in top.defences]
         for profile, n, owner, carrier in top.items:
@@ -753,7 +781,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     data["keywords"] = unit_keywords
     if unmodelled:
         data["unmodelled"] = unmodelled
-    wargear = _wargear([(a, given) for _, every in borne for a, given, _n in every] + optional_gear)
+    wargear = _wargear([(a, given) for _, every in borne for a, given, _n in every], optional_gear)
     if wargear:
         data["wargear"] = wargear
     enhancements: dict[str, dict[str, Any]] = {}
@@ -767,17 +795,26 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     return result
 
 
-def _wargear(found: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+def _wargear(borne: list[tuple[str, dict[str, Any]]], optional: list[tuple[str, dict[str, Any]]]
+             ) -> list[dict[str, Any]]:
     """The unit's ``wargear:`` (ruling M81): each piece of wargear that gives its bearer defences
-    or its unit keywords, those the statlines bear by default (their ``wargear:``) first, once
-    by name (the first met where two of a name give different things)."""
+    or its unit keywords, those the statlines bear by default (``borne``: their ``wargear:``)
+    first, once by name (the first met where two of a name give different things). A piece's
+    ``alternatives`` are those every statline that bears it by default agrees on (one that
+    bears it with no choice, an Assault Terminator's Storm Shield beside his Sergeant's, leaves
+    none: a roster never takes it away wrongly); a piece no statline bears has none."""
     out: dict[str, dict[str, Any]] = {}
-    for name, given in found:
-        kept = out.setdefault(name.lower(), {"name": name, **given})
-        if given.get("alternatives") and kept is not given and {k: v for k, v in kept.items() if k not in (
-                "name", "alternatives")} == {k: v for k, v in given.items() if k != "alternatives"}:
-            # the same piece in another model's option: what may replace it there too
-            kept["alternatives"] = list(dict.fromkeys([*kept.get("alternatives", []), *given["alternatives"]]))
+    agreed: dict[str, list[str]] = {}
+    for name, given in borne:
+        k = name.lower()
+        out.setdefault(k, {"name": name, **{x: v for x, v in given.items() if x != "alternatives"}})
+        mine = given.get("alternatives", [])
+        agreed[k] = [x for x in agreed[k] if x in mine] if k in agreed else list(mine)
+    for k, alternatives in agreed.items():
+        if alternatives:
+            out[k]["alternatives"] = alternatives
+    for name, given in optional:
+        out.setdefault(name.lower(), {"name": name, **{x: v for x, v in given.items() if x != "alternatives"}})
     return list(out.values())
 
 
