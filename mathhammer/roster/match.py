@@ -10,22 +10,23 @@ A matched unit keeps its library statlines and weapons; its models and loadout b
 roster's: each model group the export lists is given the statline of the same name (or the
 unit's only statline), and its weapon totals are spread over its models (:func:`.loadout.spread`).
 An item that is no weapon of the unit (a Shield Drone, a Homing beacon) is kept as wargear and
-named in the unit's notes; it is not fired.
+named in the unit's notes; it is not fired. What wargear and enhancements give the models that
+bear them is :mod:`.wargear`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from ..errors import ProfileError
-from ..model import WARGEAR_GIVES, Ability, ModelStats, Unit, Wargear, Weapon, bear, describe_gives
+from ..model import Ability, ModelStats, Unit, Wargear, Weapon
 from ..profiles import Library
 from ..rules import fired_profiles
-from .loadout import attacking, borne_each, spread
+from .loadout import attacking, spread
 from .model import Attachment, Note, Roster, RosterModel, RosterUnit
 from .names import clean, key, singular_key
+from .wargear import bear_listed, defaults_swapped, enhance, one_each
 
 __all__ = ["match_roster", "match_unit"]
 
@@ -227,173 +228,6 @@ class _Weapons:
         return [w.name for w in family if w in chosen], note
 
 
-def _bear(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: RosterModel, unit: Unit,
-          notes: list[Note], line: int) -> list[ModelStats]:
-    """``groups`` (the statlines of roster model group ``m``) with what the wargear listed for
-    it gives (``borne``: each piece and how many are listed): every model bears the same
-    number of each, as :func:`mathhammer.model.give_bearer` gives it (ruling M81); notes say what is
-    given, and what is left over (the roster does not say which models bear it)."""
-    pieces, left_over = borne_each(((w.name, dict(w.gives), n) for w, n in borne if w.gives), m.count, m.name)
-    notes += [Note(line, text) for text in left_over]
-    if not pieces:
-        return groups
-    out, whys = [], set()
-    for g in groups:
-        stats, why = bear(g, pieces, invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
-                          feel_no_pain=unit.feel_no_pain)
-        whys.update(why)
-        out.append(stats)
-    notes += [Note(line, why) for why in sorted(whys)]
-    for name, given, each in pieces:
-        shown = _given(name, given, whys)
-        if shown:
-            notes.append(Note(line, f"{name}: {describe_gives(shown)} for {m.count}x {m.name}"
-                                    f"{f' ({each} each)' if each > 1 else ''} (ruling M81)"))
-    return out
-
-
-def _given(name: str, given: Mapping[str, Any], whys: Iterable[str]) -> list[tuple[str, int]]:
-    """What piece ``name`` gave (``given``), less the invulnerable save a note (``whys``) says was
-    not given: what the note that it was given names."""
-    withheld = any(w.startswith(f"{name}: ") for w in whys)
-    return [(k, v) for k, v in given.items() if k in WARGEAR_GIVES and not (withheld and k == "invulnerable")]
-
-
-def _defaults_swapped(groups: list[ModelStats], st: ModelStats, m: RosterModel, gear: dict[str, Wargear], unit: Unit,
-                      notes: list[Note], line: int) -> list[ModelStats]:
-    """``groups`` (roster model group ``m``, from statline ``st``, which bears default wargear)
-    where items listed are what a model takes instead of a default piece (the piece's
-    ``alternatives``: a Wolf Guard Battle Leader's Plasma pistol for his Storm Shield) and the
-    piece is not listed: that many models bear it no more (the first ones), with a note."""
-    listed = {key(item): n for item, n in m.weapons}
-    # an alternative the statline carries by default anyway (another arm's weapon) says nothing
-    carried = {key(w) for w, _ in st.loadout} | {key(w.partition(" - ")[0]) for w, _ in st.loadout}
-    dropped: dict[str, int] = {}
-    for name in dict.fromkeys(st.wargear):
-        piece = gear.get(key(name))
-        if piece is None or not piece.gives or key(name) in listed:
-            continue
-        instead = sum(n for a, n in listed.items() if a in {key(x) for x in piece.alternatives} - carried)
-        if instead:
-            dropped[name] = min(instead, m.count)
-    if not dropped:
-        return groups
-    without = min(dropped.values())  # the models that took another choice of every dropped piece
-    kept = [w for w in st.wargear if w not in dropped]
-    counts: dict[str, int] = {}
-    for w in kept:
-        counts[w] = counts.get(w, 0) + 1
-    pieces = [(w, dict(gear[key(w)].gives), n) for w, n in counts.items() if key(w) in gear and gear[key(w)].gives]
-    assert st.bare is not None
-    out: list[ModelStats] = []
-    left = without
-    for g in groups:
-        take = min(g.count, left)
-        left -= take
-        if take:
-            bare = replace(st.bare, name=g.name, count=take, loadout=g.loadout, options=g.options, keywords=g.keywords)
-            stats, _why = bear(bare, pieces, invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
-                               feel_no_pain=unit.feel_no_pain)
-            out.append(stats)
-        if g.count > take:
-            out.append(replace(g, count=g.count - take))
-    for name in dropped:
-        alts = [a for a in gear[key(name)].alternatives if key(a) in listed]
-        notes.append(Note(line, f"{m.name}: {' and '.join(alts)} in place of the default {name} "
-                                f"({without} of {m.count}; ruling M81)"))
-    return out
-
-
-def _one_each(groups: list[ModelStats], pieces: list[tuple[Wargear, int]], unit: Unit, notes: list[Note],
-              m: RosterModel, line: int) -> list[ModelStats]:
-    """``groups`` (roster model group ``m``, its statlines from the statline's bare one) where the
-    defence-giving pieces listed add up to its models: each model bears one, given to the models
-    in the order listed (the roster does not say which model bears which), a note says so."""
-    out: list[ModelStats] = []
-    left = [(g, g.count) for g in groups]
-    for piece, n in pieces:
-        while n > 0 and left:
-            g, k = left[0]
-            take = min(k, n)
-            stats, whys = bear(replace(g, count=take), [(piece.name, dict(piece.gives), 1)],
-                               invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
-                               feel_no_pain=unit.feel_no_pain)
-            out.append(stats)
-            notes.extend(Note(line, why) for why in whys if Note(line, why) not in notes)
-            n -= take
-            left[0] = (g, k - take)
-            if k == take:
-                left.pop(0)
-    notes.append(Note(line, f"{m.name}: " + ", ".join(f"{n}x {p.name} ({describe_gives(p.gives)})" for p, n in pieces)
-                      + ": one each, given in the order listed (the roster does not say which model bears which; "
-                        "ruling M81)"))
-    return out
-
-
-def _enhance(groups: list[ModelStats], entry: RosterUnit, unit: Unit, given_keywords: dict[str, None],
-             notes: list[Note]) -> list[ModelStats]:
-    """``groups`` with the enhancements the roster lists for the unit (ruling M85): one the
-    library's unit records (:attr:`Unit.enhancements`: what it gives its bearer) is given to the
-    unit's CHARACTER model (its only model, else the one model of a statline with the CHARACTER
-    keyword or named as the unit, split off its group), its keywords to the unit (``given_keywords``);
-    any other is named in a note (its rules are not in the library)."""
-    known = {key(e.name): e for e in unit.enhancements}
-    out = list(groups)
-    seen: set[str] = set()
-    for name in entry.enhancements:
-        if key(name) in seen:
-            notes.append(Note(entry.line, f"Enhancement {name}: listed twice for the unit, given once"))
-            continue
-        seen.add(key(name))
-        piece = known.get(key(name))
-        if piece is None or not out:
-            notes.append(Note(entry.line, f"Enhancement {name}: not modelled (the library knows an enhancement that "
-                                          "gives its bearer an invulnerable save, Feel No Pain or Wounds, and this is "
-                                          "none it knows for this unit; ruling M85)"))
-            continue
-        for kw in piece.keywords:
-            if kw not in unit.keywords and kw not in given_keywords:
-                given_keywords[kw] = None
-                notes.append(Note(entry.line, f"Enhancement {name}: the unit has the {kw} keyword (ruling M85)"))
-        if not piece.gives:
-            continue
-        i = _bearer(out, unit)
-        bearer = out[i]
-        stats, whys = bear(replace(bearer, count=1), [(piece.name, dict(piece.gives), 1)],
-                           invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
-                           feel_no_pain=unit.feel_no_pain)
-        out[i:i + 1] = [stats] if bearer.count == 1 else [replace(bearer, count=bearer.count - 1), stats]
-        notes += [Note(entry.line, f"Enhancement {why}") for why in whys]
-        shown = _given(piece.name, dict(piece.gives), whys)
-        if shown:
-            notes.append(Note(entry.line, f"Enhancement {piece.name}: {describe_gives(shown)} for its bearer, "
-                                          f"{bearer.name} (ruling M85)"))
-    return out
-
-
-def _bearer(groups: list[ModelStats], unit: Unit) -> int:
-    """Which of a roster unit's statlines an enhancement's bearer is: the first with the CHARACTER
-    keyword, else the first named as the unit (accents aside: "Brokhyr Iron-master"), else the
-    statline of one model with the most Wounds (the Rogue Trader of an Entourage, a Tempestor
-    Prime; the first of equals), else the first."""
-    for i, g in enumerate(groups):
-        if "CHARACTER" in g.keywords:
-            return i
-    s = _unaccented(singular_key(unit.name))
-    named = next((i for i, g in enumerate(groups) if _unaccented(singular_key(g.name)) == s), None)
-    if named is not None:
-        return named
-    ones = [i for i, g in enumerate(groups) if g.count == 1]
-    return max(ones, key=lambda i: (groups[i].wounds, -i)) if ones else 0
-
-
-def _unaccented(text: str) -> str:
-    """``text`` without accents ("Brôkhyr" -> "Brokhyr")."""
-    import unicodedata
-
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-
-
 def _statline(name: str, unit: Unit) -> tuple[ModelStats, str]:
     """The unit's statline for a model group called ``name``, and a note when it is a fallback."""
     k, s = key(name), singular_key(name)
@@ -522,12 +356,12 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
                                                         f"{', '.join(replaced)} (ruling M81)"))
         mine = [replace(start, name=clean(m.name), count=k, loadout=loadout) for k, loadout in spread(m.count, totals)]
         if st.bare is not None and not giving:
-            mine = _defaults_swapped(mine, st, m, gear, found, notes, m.line or entry.line)
+            mine = defaults_swapped(mine, st, m, gear, found, notes, m.line or entry.line)
         if start is not st and len(giving) > 1 and sum(n for _, n in giving) == m.count:
             # one of them each, in place of the default ("2x Slabshield, 1x Brute shield" for 3 Bullgryn)
-            mine = _one_each(mine, giving, found, notes, m, m.line or entry.line)
+            mine = one_each(mine, giving, found, notes, m, m.line or entry.line)
         elif borne:
-            mine = _bear(mine, list(borne.values()), m, found, notes, m.line or entry.line)
+            mine = bear_listed(mine, list(borne.values()), m, found, notes, m.line or entry.line)
         if borne:
             for piece, _n in borne.values():
                 for kw in piece.keywords:
@@ -539,7 +373,7 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
     if unfired:
         notes.append(Note(entry.line, f"not weapons of {found.name} in the library, kept as wargear (not fired): "
                                       f"{', '.join(unfired)}"))
-    groups = _enhance(groups, entry, found, given_keywords, notes)
+    groups = enhance(groups, entry, found, given_keywords, notes)
     total = sum(g.count for g in groups)
     if entry.size is not None and total != entry.size:
         notes.append(Note(entry.line, f"the unit line says {entry.size} models, the models listed are {total}"))

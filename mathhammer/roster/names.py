@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["clean", "count_prefix", "key", "singular_key"]
+__all__ = ["clean", "count_prefix", "key", "singular_key", "unaccented"]
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'", "\u201c": '"',
                          "\u201d": '"', "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u2013": "-", "\u2014": "-",
@@ -42,3 +42,9 @@ def count_prefix(text: str) -> tuple[int | None, str]:
     """``"2x Fusion blaster"`` -> (2, "Fusion blaster"); without a count: (None, text)."""
     m = _COUNT.match(text.strip())
     return (int(m[1]), m[2].strip()) if m else (None, text.strip())
+
+
+def unaccented(text: str) -> str:
+    """``text`` without accents ("Brôkhyr" -> "Brokhyr")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
