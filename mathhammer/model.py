@@ -36,6 +36,7 @@ __all__ = [
     "describe_gives",
     "bear",
     "give_bearer",
+    "worn",
     "Ability",
     "AttackerSide",
     "Battle",
@@ -314,23 +315,23 @@ def describe_gives(gives: Iterable[tuple[str, int]]) -> str:
 
 
 def give_bearer(statline: dict[str, Any], pieces: Sequence[tuple[str, Mapping[str, Any], int]],
-                unit: Mapping[str, Any]) -> list[str]:
+                unit: Mapping[str, Any]) -> dict[str, str]:
     """Give a statline (a profile-schema dict: ``W``, ``invulnerable``, ``feel_no_pain``) what its
     every model bears (ruling M81): ``pieces`` are (name, what it gives: ``WARGEAR_GIVES`` keys,
     how many each model bears, at least 1). The Wounds characteristic is set (the largest such
     value), then added to, each piece as many times as a model bears it (R-0.2: two Shield
     Drones, +2); an invulnerable save or Feel No Pain is given where better than the unit's
     (``unit``: its ``invulnerable`` ({save, ranged_only}) and ``feel_no_pain``), once. Returns,
-    for the notes, why an invulnerable save is not given: the unit's is against ranged attacks
-    only (a statline's save is against what the unit's is against, so one against every attack
-    cannot stand beside it)."""
-    why: list[str] = []
+    by piece, why its invulnerable save is not given (for the notes): the unit's is against
+    ranged attacks only (a statline's save is against what the unit's is against, so one against
+    every attack cannot stand beside it)."""
+    why: dict[str, str] = {}
     unit_save = unit.get("invulnerable")
     saves = [(name, g["invulnerable"]) for name, g, _ in pieces if "invulnerable" in g]
     for name, save in saves:
         if unit_save is not None and unit_save["ranged_only"]:
-            why.append(f"{name}: the bearer's {save}+ invulnerable save is not given (the unit's "
-                       f"{unit_save['save']}+ is against ranged attacks only)")
+            why[name] = (f"{name}: the bearer's {save}+ invulnerable save is not given (the unit's "
+                         f"{unit_save['save']}+ is against ranged attacks only)")
         elif unit_save is None or save < unit_save["save"]:
             statline["invulnerable"] = min(save, statline.get("invulnerable", 7))
     for _, g, _ in pieces:
@@ -341,11 +342,20 @@ def give_bearer(statline: dict[str, Any], pieces: Sequence[tuple[str, Mapping[st
     return why
 
 
+def worn(pieces: Iterable[Wargear]) -> list[tuple[str, dict[str, int], int]]:
+    """:func:`give_bearer`'s ``pieces`` for what each model bears (a piece twice: two copies):
+    (name, what it gives, copies) of each that gives its bearer something, in first-met order."""
+    copies: dict[Wargear, int] = {}
+    for w in pieces:
+        copies[w] = copies.get(w, 0) + 1
+    return [(w.name, dict(w.gives), n) for w, n in copies.items() if w.gives]
+
+
 def bear(stats: ModelStats, pieces: Sequence[tuple[str, Mapping[str, Any], int]], *, invulnerable: int | None,
-         ranged_only: bool, feel_no_pain: int | None) -> tuple[ModelStats, list[str]]:
+         ranged_only: bool, feel_no_pain: int | None) -> tuple[ModelStats, dict[str, str]]:
     """``stats`` with what each of its models bears (:func:`give_bearer`'s ``pieces``), against
-    the unit's own ``invulnerable`` save (``ranged_only``) and ``feel_no_pain``; and why an
-    invulnerable save was not given."""
+    the unit's own ``invulnerable`` save (``ranged_only``) and ``feel_no_pain``; and, by piece,
+    why an invulnerable save was not given."""
     own: dict[str, Any] = {"feel_no_pain": feel_no_pain}
     if invulnerable:
         own["invulnerable"] = {"save": invulnerable, "ranged_only": ranged_only}

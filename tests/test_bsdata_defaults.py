@@ -24,12 +24,14 @@ def _ability(pid: str, text: str) -> str:
     return f'<profile id="{pid}" name="{pid}" typeName="Abilities">{chars(Description=text)}</profile>'
 
 
-def _shield_group(gid: str, default: str, links: list[tuple[str, str]]) -> str:
-    """A "Shield" group (take exactly one) of entryLinks (id, target) with the given default id."""
-    names = {"w-slab": "Slab shield", "w-round": "Round shield"}
-    inner = "".join(f'<entryLink id="{lid}" name="{names[target]}" type="selectionEntry" targetId="{target}"/>'
+_NAMES = {"w-slab": "Slab shield", "w-round": "Round shield", "w-maul": "Maul", "w-club": "Club"}
+
+
+def _choice(name: str, gid: str, default: str, links: list[tuple[str, str]]) -> str:
+    """A group ``name`` (take exactly one) of entryLinks (id, target) with the given default id."""
+    inner = "".join(f'<entryLink id="{lid}" name="{_NAMES[target]}" type="selectionEntry" targetId="{target}"/>'
                     for lid, target in links)
-    return (f'<selectionEntryGroup name="Shield" id="{gid}" defaultSelectionEntryId="{default}">'
+    return (f'<selectionEntryGroup name="{name}" id="{gid}" defaultSelectionEntryId="{default}">'
             f"{bounds(1, 1)}<entryLinks>{inner}</entryLinks></selectionEntryGroup>")
 
 
@@ -53,12 +55,8 @@ LIBRARY = f"""<?xml version="1.0"?>
               {bounds(2, 2)}
               <profiles>{statline("s-brute", "Brute", w="3")}</profiles>
               <selectionEntryGroups>
-                {_shield_group("g-shield-brute", "el-slab-brute", [("el-slab-brute", "w-slab"), ("el-round-brute", "w-round")])}
-                <selectionEntryGroup name="Weapon" id="g-weapon-brute" defaultSelectionEntryId="el-club-brute">
-                  {bounds(1, 1)}<entryLinks>
-                    <entryLink id="el-maul-brute" name="Maul" type="selectionEntry" targetId="w-maul"/>
-                    <entryLink id="el-club-brute" name="Club" type="selectionEntry" targetId="w-club"/>
-                  </entryLinks></selectionEntryGroup>
+                {_choice("Shield", "g-shield-brute", "el-slab-brute", [("el-slab-brute", "w-slab"), ("el-round-brute", "w-round")])}
+                {_choice("Weapon", "g-weapon-brute", "el-club-brute", [("el-maul-brute", "w-maul"), ("el-club-brute", "w-club")])}
               </selectionEntryGroups>
             </selectionEntry>
             <selectionEntry type="model" name="Brute Boss" id="m-boss">
@@ -66,12 +64,8 @@ LIBRARY = f"""<?xml version="1.0"?>
               <profiles>{statline("s-boss", "Brute Boss", w="3")}</profiles>
               <selectionEntryGroups>
                 <!-- copied from the Brute's groups: the defaults still name the Brute's links -->
-                {_shield_group("g-shield-boss", "el-slab-brute", [("el-round-boss", "w-round"), ("el-slab-boss", "w-slab")])}
-                <selectionEntryGroup name="Weapon" id="g-weapon-boss" defaultSelectionEntryId="el-club-brute">
-                  {bounds(1, 1)}<entryLinks>
-                    <entryLink id="el-maul-boss" name="Maul" type="selectionEntry" targetId="w-maul"/>
-                    <entryLink id="el-club-boss" name="Club" type="selectionEntry" targetId="w-club"/>
-                  </entryLinks></selectionEntryGroup>
+                {_choice("Shield", "g-shield-boss", "el-slab-brute", [("el-round-boss", "w-round"), ("el-slab-boss", "w-slab")])}
+                {_choice("Weapon", "g-weapon-boss", "el-club-brute", [("el-maul-boss", "w-maul"), ("el-club-boss", "w-club")])}
               </selectionEntryGroups>
             </selectionEntry>
           </selectionEntries>
@@ -83,7 +77,7 @@ LIBRARY = f"""<?xml version="1.0"?>
       <profiles>{statline("s-lone", "Lone Brute", w="3")}</profiles>
       <selectionEntryGroups>
         <!-- the default names a link of another file (the faction's): not followed -->
-        {_shield_group("g-shield-lone", "el-faction-slab", [("el-round-lone", "w-round"), ("el-slab-lone", "w-slab")])}
+        {_choice("Shield", "g-shield-lone", "el-faction-slab", [("el-round-lone", "w-round"), ("el-slab-lone", "w-slab")])}
       </selectionEntryGroups>
       <costs><cost name="pts" typeId="pts-type" value="40"/></costs>
     </selectionEntry>

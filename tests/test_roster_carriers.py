@@ -458,6 +458,9 @@ def test_m84_the_attached_fireknives_are_an_observer_with_markerlight(shared_dat
     attack = mathhammer.build("crisis fireknife battlesuits", "T4 SV3+ W2 MODELS10", lib=lib, observer=True,
                               markerlight=True)
     assert attack.matchup.weapons
+    # and --observer alone finds the keyword (rule M72's check of every attacking unit)
+    attack = mathhammer.build("crisis fireknife battlesuits", "T4 SV3+ W2 MODELS10", lib=lib, observer=True)
+    assert "Crisis Fireknife Battlesuits is the Observer and has MARKERLIGHT" in attack.explain
 
 
 def _knights(tmp_path: Path, paladin: str) -> Path:

@@ -166,7 +166,9 @@ class _Gear:
     #: (entry name, what it gives, count chosen by default) of the wargear that gives its bearer
     #: defences (:func:`.convert.bearer_defences`: a Storm shield, a Weavefield crest)
     defences: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
-    #: (group id, the names of its members) of every choice met (what a model may take instead)
+    #: (group id, the names of its members) of every choice met (what a model may take instead);
+    #: while walking, a piece chosen in a group carries "alternatives" and "_group" in what it
+    #: gives, which :meth:`_Walker._unambiguous` settles before :meth:`_Walker.gear` returns
     choices: list[tuple[str, list[str]]] = field(default_factory=list)
 
 
@@ -261,6 +263,13 @@ class _Walker:
         acc = _Gear()
         self._own_profiles(entry, link, count, acc, _clean(entry.get("name", "")))
         self._walk(entry, count, acc, 0, {entry.get("id", "")}, _clean(entry.get("name", "")))
+        self._unambiguous(acc)
+        return acc
+
+    def around(self, unit: ET.Element, models: set[str], owner: str) -> _Gear:
+        """The weapons and wargear of a unit entry outside its model entries (ids ``models``)."""
+        acc = _Gear()
+        self._walk(unit, 1, acc, 0, {unit.get("id", "")} | models, owner)
         self._unambiguous(acc)
         return acc
 
@@ -688,9 +697,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     models.sort(key=lambda m: -m["count"])
     # unit-level wargear (outside the model entries), given to a one-model statline or as options
     if not _is_model(unit) and not (len(model_list) == 1 and model_list[0][0] is unit):
-        top = _Gear()
-        walker._walk(unit, 1, top, 0, {unit.get("id", "")} | {m.get("id", "") for m, *_ in model_list}, name)
-        walker._unambiguous(top)
+        top = walker.around(unit, {m.get("id", "") for m, *_ in model_list}, name)
         main = max(models, key=lambda m: m["count"])
         optional_gear += [(a, given) for a, given, _n in top.defences]
         for profile, n, owner, carrier in top.items:
@@ -733,7 +740,7 @@ def read_unit(index: Index, cat: Catalogue, unit: ET.Element, link: ET.Element |
     data["models"] = models
     data.update(defences(abilities))
     for stat_out, every in borne:  # a Storm shield's Wounds, a Weavefield crest's save (ruling M81)
-        for why in give_bearer(dict(stat_out), every, data):  # (given when the profile is loaded)
+        for why in give_bearer(dict(stat_out), every, data).values():  # (given when the profile is loaded)
             result.assumptions.append(f"{name}: model {stat_out['name']!r}: {why}")
         stat_out["wargear"] = [a for a, _given, n in every for _ in range(n)]
         given_keywords = [k for _, given, _n in every for k in given.get("keywords", ()) if k not in unit_keywords]

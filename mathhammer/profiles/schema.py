@@ -41,6 +41,7 @@ from ..model import (
     Wargear,
     Weapon,
     bear,
+    worn,
 )
 from ..notation import parse_ability
 from ._yaml import _empty, _show
@@ -279,13 +280,8 @@ def _model(m: _Reader, unit: str, weapons: tuple[Weapon, ...], own: _Defences) -
 
 def _equipped(bare: ModelStats, borne: list[Wargear], own: _Defences) -> ModelStats:
     """``bare`` with the wargear ``borne`` (a piece twice: two) given to each of its models."""
-    counts: dict[str, int] = {}
-    for w in borne:
-        counts[w.name] = counts.get(w.name, 0) + 1
-    pieces = [(w.name, dict(w.gives), counts[w.name]) for w in dict.fromkeys(borne) if w.gives]
-    stats, _why = bear(bare, pieces, invulnerable=own.invulnerable, ranged_only=own.ranged_only,
-                       feel_no_pain=own.feel_no_pain)
-    return stats
+    return bear(bare, worn(borne), invulnerable=own.invulnerable, ranged_only=own.ranged_only,
+                feel_no_pain=own.feel_no_pain)[0]
 
 
 def _borne(m: _Reader, unit: str, model: str, own: _Defences) -> list[Wargear]:

@@ -297,12 +297,11 @@ def _give_bearer_defences(u: _Unit, borne: list[tuple[list[dict[str, Any]], Elem
         where = u.lines.of(ms) or u.line
         pieces, left_over = borne_each(given_by, n, ms.get("name", ""))
         u.notes += [Note(where, text) for text in left_over]
-        whys: set[str] = set()
+        whys: dict[str, str] = {}
         for m in statlines:
             whys.update(give_bearer(m, pieces, unit))
-        u.notes += [Note(where, why) for why in sorted(whys)]
-        modelled |= {key(name) for name, given, _ in pieces
-                     if len(given) > 1 or not any(w.startswith(f"{name}: ") for w in whys)}
+        u.notes += [Note(where, why) for why in sorted(whys.values())]
+        modelled |= {key(name) for name, given, _ in pieces if len(given) > 1 or name not in whys}
     return modelled
 
 

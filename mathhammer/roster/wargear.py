@@ -6,11 +6,11 @@ piece each, and an enhancement's bearer. The library records what each piece giv
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..model import WARGEAR_GIVES, ModelStats, Unit, Wargear, bear, describe_gives
+from ..model import WARGEAR_GIVES, ModelStats, Unit, Wargear, bear, describe_gives, worn
 from .loadout import borne_each
 from .model import Note, RosterModel, RosterUnit
 from .names import key, singular_key, unaccented
@@ -34,7 +34,7 @@ def split_off(groups: list[ModelStats], n: int) -> tuple[list[ModelStats], list[
 
 
 def bear_listed(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: RosterModel, unit: Unit,
-          notes: list[Note], line: int) -> list[ModelStats]:
+                notes: list[Note], line: int) -> list[ModelStats]:
     """``groups`` (the statlines of roster model group ``m``) with what the wargear listed for
     it gives (``borne``: each piece and how many are listed): every model bears the same
     number of each, as :func:`mathhammer.model.give_bearer` gives it (ruling M81); notes say what is
@@ -43,13 +43,13 @@ def bear_listed(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: R
     notes += [Note(line, text) for text in left_over]
     if not pieces:
         return groups
-    out, whys = [], set()
+    out: list[ModelStats] = []
+    whys: dict[str, str] = {}
     for g in groups:
-        stats, why = bear(g, pieces, invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
-                          feel_no_pain=unit.feel_no_pain)
+        stats, why = _bear(unit, g, pieces)
         whys.update(why)
         out.append(stats)
-    notes += [Note(line, why) for why in sorted(whys)]
+    notes += [Note(line, why) for why in sorted(whys.values())]
     for name, given, each in pieces:
         shown = _given(name, given, whys)
         if shown:
@@ -58,15 +58,21 @@ def bear_listed(groups: list[ModelStats], borne: list[tuple[Wargear, int]], m: R
     return out
 
 
-def _given(name: str, given: Mapping[str, Any], whys: Iterable[str]) -> list[tuple[str, int]]:
-    """What piece ``name`` gave (``given``), less the invulnerable save a note (``whys``) says was
-    not given: what the note that it was given names."""
-    withheld = any(w.startswith(f"{name}: ") for w in whys)
-    return [(k, v) for k, v in given.items() if k in WARGEAR_GIVES and not (withheld and k == "invulnerable")]
+def _bear(unit: Unit, stats: ModelStats, pieces: Sequence[tuple[str, Mapping[str, Any], int]]
+          ) -> tuple[ModelStats, dict[str, str]]:
+    """:func:`mathhammer.model.bear` against ``unit``'s own defences."""
+    return bear(stats, pieces, invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
+                feel_no_pain=unit.feel_no_pain)
+
+
+def _given(name: str, given: Mapping[str, Any], withheld: Mapping[str, str]) -> list[tuple[str, int]]:
+    """What piece ``name`` gave (``given``), less an invulnerable save ``withheld`` (by piece)
+    says was not given: what the note that it was given names."""
+    return [(k, v) for k, v in given.items() if k in WARGEAR_GIVES and not (name in withheld and k == "invulnerable")]
 
 
 def defaults_swapped(groups: list[ModelStats], st: ModelStats, m: RosterModel, gear: dict[str, Wargear], unit: Unit,
-                      notes: list[Note], line: int) -> list[ModelStats]:
+                     notes: list[Note], line: int) -> list[ModelStats]:
     """``groups`` (roster model group ``m``, from statline ``st``, which bears default wargear)
     where items listed are what a model takes instead of a default piece (the piece's
     ``alternatives``: a Wolf Guard Battle Leader's Plasma pistol for his Storm Shield) and the
@@ -85,18 +91,11 @@ def defaults_swapped(groups: list[ModelStats], st: ModelStats, m: RosterModel, g
     if not dropped:
         return groups
     without = min(dropped.values())  # the models that took another choice of every dropped piece
-    kept = [w for w in st.wargear if w not in dropped]
-    counts: dict[str, int] = {}
-    for w in kept:
-        counts[w] = counts.get(w, 0) + 1
-    pieces = [(w, dict(gear[key(w)].gives), n) for w, n in counts.items() if key(w) in gear and gear[key(w)].gives]
+    pieces = worn(gear[key(w)] for w in st.wargear if w not in dropped and key(w) in gear)
     assert st.bare is not None
     taken, rest = split_off(groups, without)
-    out: list[ModelStats] = []
-    for g in taken:
-        bare = replace(st.bare, name=g.name, count=g.count, loadout=g.loadout, options=g.options, keywords=g.keywords)
-        out.append(bear(bare, pieces, invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
-                        feel_no_pain=unit.feel_no_pain)[0])
+    out = [_bear(unit, replace(st.bare, name=g.name, count=g.count, loadout=g.loadout, options=g.options,
+                                keywords=g.keywords), pieces)[0] for g in taken]
     out += rest
     for name in dropped:
         alts = [a for a in gear[key(name)].alternatives if key(a) in listed]
@@ -106,7 +105,7 @@ def defaults_swapped(groups: list[ModelStats], st: ModelStats, m: RosterModel, g
 
 
 def one_each(groups: list[ModelStats], pieces: list[tuple[Wargear, int]], unit: Unit, notes: list[Note],
-              m: RosterModel, line: int) -> list[ModelStats]:
+             m: RosterModel, line: int) -> list[ModelStats]:
     """``groups`` (roster model group ``m``, its statlines from the statline's bare one) where the
     defence-giving pieces listed add up to its models: each model bears one, given to the models
     in the order listed (the roster does not say which model bears which), a note says so."""
@@ -115,10 +114,9 @@ def one_each(groups: list[ModelStats], pieces: list[tuple[Wargear, int]], unit: 
     for piece, n in pieces:
         taken, left = split_off(left, n)
         for g in taken:
-            stats, whys = bear(g, [(piece.name, dict(piece.gives), 1)], invulnerable=unit.invulnerable,
-                               ranged_only=unit.invulnerable_ranged_only, feel_no_pain=unit.feel_no_pain)
+            stats, whys = _bear(unit, g, worn([piece]))
             out.append(stats)
-            notes.extend(Note(line, why) for why in whys if Note(line, why) not in notes)
+            notes.extend(Note(line, why) for why in whys.values() if Note(line, why) not in notes)
     notes.append(Note(line, f"{m.name}: " + ", ".join(f"{n}x {p.name} ({describe_gives(p.gives)})" for p, n in pieces)
                       + ": one each, given in the order listed (the roster does not say which model bears which; "
                         "ruling M81)"))
@@ -126,7 +124,7 @@ def one_each(groups: list[ModelStats], pieces: list[tuple[Wargear, int]], unit: 
 
 
 def enhance(groups: list[ModelStats], entry: RosterUnit, unit: Unit, given_keywords: dict[str, None],
-             notes: list[Note]) -> list[ModelStats]:
+            notes: list[Note]) -> list[ModelStats]:
     """``groups`` with the enhancements the roster lists for the unit (ruling M85): one the
     library's unit records (:attr:`Unit.enhancements`: what it gives its bearer) is given to the
     unit's CHARACTER model (its only model, else the one model of a statline with the CHARACTER
@@ -154,11 +152,9 @@ def enhance(groups: list[ModelStats], entry: RosterUnit, unit: Unit, given_keywo
             continue
         i = _bearer(out, unit)
         bearer = out[i]
-        stats, whys = bear(replace(bearer, count=1), [(piece.name, dict(piece.gives), 1)],
-                           invulnerable=unit.invulnerable, ranged_only=unit.invulnerable_ranged_only,
-                           feel_no_pain=unit.feel_no_pain)
+        stats, whys = _bear(unit, replace(bearer, count=1), worn([piece]))
         out[i:i + 1] = [stats] if bearer.count == 1 else [replace(bearer, count=bearer.count - 1), stats]
-        notes += [Note(entry.line, f"Enhancement {why}") for why in whys]
+        notes += [Note(entry.line, f"Enhancement {why}") for why in whys.values()]
         shown = _given(piece.name, dict(piece.gives), whys)
         if shown:
             notes.append(Note(entry.line, f"Enhancement {piece.name}: {describe_gives(shown)} for its bearer, "
