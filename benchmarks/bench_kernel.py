@@ -29,6 +29,7 @@ from mathhammer import kernel
 from mathhammer.compile import compile_matchup
 from mathhammer.engine import montecarlo
 from mathhammer.kernel.claim import fetch_add
+from mathhammer.kernel.placement import Placement
 from mathhammer.model import Context, Matchup, RerollPolicy, Target
 from mathhammer.notation import parse_weapon
 
@@ -110,7 +111,8 @@ class HostReference:
     """What this host gives two threads on a loop of a given length with nothing shared, handed
     out as the kernel's calls are: _HOST_CHUNKS chunks taken one at a time from a shared
     counter by the calling thread and an idle thread woken through a queue, the calling thread
-    returning as soon as every chunk is finished (mathhammer.kernel.Workers). On a shared
+    returning as soon as every chunk is finished, the idle thread kept off the calling thread's
+    CPU (mathhammer.kernel.Workers, mathhammer.kernel.placement). On a shared
     virtual machine the second core may wake late or run slowly; this shows by how much, in the
     same minutes as the kernel's figures."""
 
@@ -122,7 +124,9 @@ class HostReference:
         start = time.perf_counter()
         self.run_steps(4_000_000 // _HOST_CHUNKS, 1)
         self.step = (time.perf_counter() - start) / 4_000_000
-        threading.Thread(target=self._serve, daemon=True).start()
+        thread = threading.Thread(target=self._serve, daemon=True)
+        thread.start()
+        self.placement = Placement([thread.native_id] if thread.native_id is not None else [])
 
     def _serve(self) -> None:
         while True:
@@ -135,6 +139,7 @@ class HostReference:
         claims = np.zeros(2, dtype=np.int64)
         done: queue.SimpleQueue[None] = queue.SimpleQueue()  # this call's: a late share reports here
         if threads > 1:
+            self.placement.away()  # as mathhammer.kernel.Workers does
             self._todo.put((steps, claims, done))
         if _busy_chunks(steps, self.table, self.hist[0], claims) < _HOST_CHUNKS:
             done.get()  # the other thread is still in its last chunk

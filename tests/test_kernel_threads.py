@@ -17,7 +17,7 @@ import pytest
 from mathhammer import kernel
 from mathhammer.compile import as_unit, compile_matchup, histogram_widths, monte_carlo_bytes, padded_width
 from mathhammer.engine import montecarlo
-from mathhammer.kernel import _jit, binomial
+from mathhammer.kernel import _jit, binomial, placement
 from mathhammer.model import Context, Matchup, RerollPolicy
 from mathhammer.notation import parse_target, parse_weapon
 
@@ -381,3 +381,89 @@ def test_an_error_in_another_share_keeps_no_run_alive_once_dropped() -> None:
         assert watched() is None
     finally:
         gc.enable()
+
+
+# --- placement of the idle threads ------------------------------------------------------------------
+
+_PER_THREAD_AFFINITY = (hasattr(__import__("os"), "sched_setaffinity") and placement.current_cpu() is not None
+                        and len(__import__("os").sched_getaffinity(0)) >= 2)
+
+
+@pytest.mark.skipif(not _PER_THREAD_AFFINITY, reason="needs per-thread CPU affinity (Linux) and two usable CPUs")
+def test_idle_threads_are_kept_off_the_calling_threads_cpu() -> None:
+    """Before shares go out, the idle threads may run anywhere the calling thread may, except
+    on its CPU (Linux would otherwise often wake them there, where they wait for the caller);
+    the calling thread's own affinity is left as it was."""
+    import os
+    import threading
+
+    mine = os.sched_getaffinity(0)
+    pool = kernel.Workers(1)
+    seen: dict[str, Any] = {}
+
+    def share(*a: Any) -> int:
+        if a[-1] == 0:
+            seen["cpu"] = placement.current_cpu()  # close to the placement: a migration is rare
+            return 0  # not every chunk done: wait for the other share
+        seen["worker"] = os.sched_getaffinity(0)
+        seen["id"] = threading.get_native_id()
+        return 1
+
+    args: list[Any] = [None] * 10
+    args[kernel._ARG_STREAMS] = np.zeros((1, 2), dtype=np.uint64)
+    for _ in range(5):  # a migration of this thread between the placement and the share: try again
+        pool.run((*args, None), 2, share)
+        if seen["cpu"] not in seen["worker"]:
+            break
+    assert seen["id"] != threading.get_native_id()
+    assert seen["worker"] == mine - {seen["cpu"]}
+    assert os.sched_getaffinity(0) == mine
+
+
+def test_a_refused_placement_is_not_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread that is gone (or a CPU set the system refuses) turns placement off without an
+    error: it only ever saves time."""
+    import os
+
+    from mathhammer.kernel.placement import Placement
+
+    calls = []
+
+    def refuse(native_id: int, cpus: Any) -> None:
+        calls.append(native_id)
+        raise OSError(3, "No such process")
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(kernel.placement, "current_cpu", lambda: 0)
+    placement = Placement([12345])
+    placement._enabled = True  # as on Linux, whatever this platform is
+    placement.away()
+    placement.away()
+    assert calls == [12345]
+
+
+def test_placement_changes_affinity_only_when_the_callers_cpu_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One system call per change of the calling thread's CPU, not one per kernel call; the
+    threads get every CPU of the caller's but its own, or all of them when it has only one."""
+    import os
+
+    from mathhammer.kernel.placement import Placement
+
+    set_to: list[tuple[int, frozenset[int]]] = []
+    cpu = [0]
+    allowed = [{0, 1, 2}]
+    monkeypatch.setattr(os, "sched_setaffinity", lambda i, cpus: set_to.append((i, frozenset(cpus))), raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(allowed[0]), raising=False)
+    monkeypatch.setattr(kernel.placement, "current_cpu", lambda: cpu[0])
+    placement = Placement([7, 8])
+    placement._enabled = True
+    placement.away()
+    placement.away()
+    cpu[0] = 2
+    placement.away()
+    allowed[0] = {1}
+    cpu[0] = 1  # (a CPU set changed under the process: the caller's only CPU is 1, and it runs there)
+    placement.away()
+    assert set_to == [(7, frozenset({1, 2})), (8, frozenset({1, 2})), (7, frozenset({0, 1})), (8, frozenset({0, 1})),
+                      (7, frozenset({1})), (8, frozenset({1}))]

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from . import _progress, native
 from .binomial import KINDS, tables
 from .joint import JointTables, joint_tables
+from .placement import Placement
 from .shapes import BUFFER, N_STAGES, N_STREAM, S_COUNTER, S_POS, layout_of, new_claims
 from .transition import no_tables, track_tables
 
@@ -222,8 +223,13 @@ class Workers:
     def __init__(self, n: int) -> None:
         self.size = n
         self._queues: list[queue.SimpleQueue[Any]] = [queue.SimpleQueue() for _ in range(n)]
+        ids = []
         for q in self._queues:
-            threading.Thread(target=self._serve, args=(q,), daemon=True, name="mathhammer-kernel").start()
+            thread = threading.Thread(target=self._serve, args=(q,), daemon=True, name="mathhammer-kernel")
+            thread.start()
+            if thread.native_id is not None:
+                ids.append(thread.native_id)
+        self._placement = Placement(ids)
 
     @staticmethod
     def _serve(q: queue.SimpleQueue[Any]) -> None:
@@ -243,6 +249,7 @@ class Workers:
         nothing). ``args`` end with the call's ``claims`` counters; share w adds to row w. An
         error in a share is raised here (its chunk is never finished, so this waits for it)."""
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
+        self._placement.away()  # else Linux may wake them on this thread's CPU (mathhammer.kernel.placement)
         for w in range(1, workers):
             self._queues[w - 1].put((kernel, (*args, w), done))
         if kernel(*args, 0) >= args[_ARG_STREAMS].shape[0]:
