@@ -467,3 +467,54 @@ def test_placement_changes_affinity_only_when_the_callers_cpu_changes(monkeypatc
     placement.away()
     assert set_to == [(7, frozenset({1, 2})), (8, frozenset({1, 2})), (7, frozenset({0, 1})), (8, frozenset({0, 1})),
                       (7, frozenset({1})), (8, frozenset({1}))]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork (POSIX)")
+def test_a_forked_child_starts_idle_threads_of_its_own() -> None:
+    """The parent's idle threads do not exist in a forked child: a child's two-thread run starts
+    its own (before, it handed a share to a queue nobody served, which kept that run's arrays
+    for ever), and gives the parent's counts."""
+    import os
+    import threading
+    import warnings
+
+    inputs = _inputs()
+    expected = montecarlo.run(inputs, trials=100_000, seed=3, threads=2)
+    assert kernel._WORKERS  # the parent's threads
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (3.12+: forking a process with threads)
+        pid = os.fork()
+    if pid == 0:  # the child: report, and never return into pytest
+        try:
+            got = montecarlo.run(inputs, trials=100_000, seed=3, threads=2)
+            own = any(t.name == "mathhammer-kernel" for t in threading.enumerate())
+            same = bool(np.array_equal(got.damage.counts, expected.damage.counts))
+            os.write(write, bytes([own, same]))
+        finally:
+            os._exit(0)
+    os.close(write)
+    try:
+        report = os.read(read, 2)
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)
+    assert report == bytes([True, True])
+
+
+def test_placement_in_a_forked_child_touches_no_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A placement made before a fork names the parent's threads: in the child it does nothing."""
+    import os
+
+    from mathhammer.kernel.placement import Placement
+
+    set_to: list[int] = []
+    monkeypatch.setattr(os, "sched_setaffinity", lambda i, cpus: set_to.append(i), raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(placement, "current_cpu", lambda: 0)
+    made = Placement([7])
+    made._enabled = True
+    parent = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: parent + 1)
+    made.away()
+    assert set_to == []

@@ -267,6 +267,19 @@ _WORKERS: list[Workers] = []
 _WORKERS_LOCK = threading.Lock()
 
 
+def _forget_workers() -> None:
+    """In a forked child: the parent's idle threads do not exist here (a share handed to them
+    would wait in a queue for ever, holding its run's arrays, and their ids are the parent's
+    threads'), so the child starts its own on first use."""
+    global _WORKERS_LOCK
+    _WORKERS.clear()
+    _WORKERS_LOCK = threading.Lock()  # (a lock held by another thread at the fork stays held)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
+
+
 @contextmanager
 def worker_pool(threads: int) -> Iterator[Workers | None]:
     """The idle threads for the kernel calls of a run on ``threads`` threads (``None`` for one).

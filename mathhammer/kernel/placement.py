@@ -56,12 +56,16 @@ class Placement:
         self._off: int | None = None
         self._enabled = _GETCPU is not None and bool(self._ids)
         self._lock = threading.Lock()
+        self._pid = os.getpid()  # in a forked child these ids are the parent's threads
 
     def away(self) -> None:
         """Restrict the threads to the calling thread's CPUs less the one it runs on (all of them
         when that is its only one). A refusal (a thread gone, a CPU set that changed under a
         container) turns this off for good: placement only ever saves time."""
         if not self._enabled:
+            return
+        if os.getpid() != self._pid:
+            self._enabled = False
             return
         cpu = current_cpu()
         if cpu is None or cpu == self._off:
