@@ -220,3 +220,69 @@ def test_parsed_profiles_are_cached_and_invalidated(tmp_path: Path, monkeypatch:
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 2 * 10**9))
     with pytest.raises(ProfileError):  # errors are never hidden by the cache
         load_library([folder], use_env=False)
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The labels of the profile files load_library reads from now on."""
+    from mathhammer.profiles import library as module
+
+    reads: list[str] = []
+    real = module._read_bytes
+
+    def counted(path: Path, label: str) -> bytes:
+        reads.append(label)
+        return real(path, label)
+
+    monkeypatch.setattr(module, "_read_bytes", counted)
+    return reads
+
+
+def test_a_library_of_settled_files_is_shared_within_the_process(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second load of the same unchanged files reads none of them; any edit is seen, even one
+    that keeps the size and puts the modification time back (the change time moves)."""
+    import os
+
+    from mathhammer.profiles import library as module
+
+    monkeypatch.setattr(module, "_SETTLED_NS", 0)  # files written just now count as settled
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    p = write_profile(folder, GOOD)
+    reads = _count_reads(monkeypatch)
+    first = load_library([folder], use_env=False).find("testers", "unit")
+    assert len(reads) > 1 and reads[-1] == str(p)
+    reads.clear()
+    assert load_library([folder], use_env=False).find("testers", "unit") == first
+    assert reads == []
+    st = p.stat()
+    p.write_text(GOOD.replace("points: 100", "points: 120"))  # same size
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert p.stat().st_size == st.st_size and p.stat().st_mtime_ns == st.st_mtime_ns
+    assert load_library([folder], use_env=False).find("testers", "unit").points == 120
+    assert str(p) in reads
+    reads.clear()
+    (folder / "more.yaml").write_text(GOOD.replace("Test Squad", "Other Squad").replace("testers", "others"))
+    assert load_library([folder], use_env=False).find("others", "unit").name == "Other Squad"  # a file added
+    assert str(p) in reads
+
+
+def test_recently_changed_files_are_always_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file changed in the last seconds may keep its times through another edit (a file
+    system's clock tick): such files are read on every load; a library with an error is never
+    kept either."""
+    from mathhammer.profiles import library as module
+
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    p = write_profile(folder, GOOD)
+    reads = _count_reads(monkeypatch)
+    load_library([folder], use_env=False)
+    load_library([folder], use_env=False)
+    assert reads.count(str(p)) == 2
+    monkeypatch.setattr(module, "_SETTLED_NS", 0)
+    p.write_text(GOOD.replace("T: 4", "T: four"))
+    for _ in range(2):
+        with pytest.raises(ProfileError):
+            load_library([folder], use_env=False)
+    assert reads.count(str(p)) == 4

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -477,12 +479,56 @@ def load_library(extra_dirs: Sequence[Path] = (), *, use_env: bool = True) -> Li
     A folder (or file) reached twice, by the same path or another (a symlink), is read once.
     Files whose names start with ``.`` (editor back-ups and lock files) are skipped. The checked
     units are cached (see :func:`.cache._read_entry`): a start with unchanged files parses no YAML.
+    Within a process, a call finding the same files as the last one, none changed in the last
+    3 seconds (same size, inode and times), shares that call's index and reads no file.
 
     Raises:
         ProfileError: a missing folder, any error in any file, a name given twice, or an
             ``attached`` name that does not find one CHARACTER unit.
     """
-    files = [(label, _read_bytes(path, label)) for path, label in _library_files(extra_dirs, use_env)]
+    listed = _library_files(extra_dirs, use_env)
+    signature = _settled_signature(listed)
+    if signature is not None:
+        with _LAST_LOCK:
+            kept = _LAST.get(signature)
+        if kept is not None:
+            return Library._of(kept)
+    index = _load_index([(label, _read_bytes(path, label)) for path, label, _ in listed])
+    if signature is not None:
+        with _LAST_LOCK:
+            _LAST.clear()
+            _LAST[signature] = index
+    return Library._of(index)
+
+
+#: The index of the last library loaded from settled files (:func:`_settled_signature`), by
+#: their signature: a script or notebook that calls mathhammer.run() without a library pays
+#: 7 ms a call to read and hash the profile files again, 8 times the exact engine's time on the
+#: railgun. One entry (about 7.5 MB with the built-in profiles), replaced by the next library.
+_LAST: dict[tuple[object, ...], Index] = {}
+_LAST_LOCK = threading.Lock()
+#: A file changed less than this long ago is always read again: a file system may keep times
+#: to 2 seconds (FAT) or a few milliseconds (ext4's clock tick), so an edit that keeps the size
+#: within one tick would not show in the times.
+_SETTLED_NS = 3_000_000_000
+
+
+def _settled_signature(listed: Sequence[tuple[Path, str, os.stat_result | None]]) -> tuple[object, ...] | None:
+    """What identifies these files' contents without reading them (each file's path, label,
+    device, inode, size, modification and change times), or None when one of them could not
+    be examined or changed too recently for its times to tell (``_SETTLED_NS``)."""
+    now = time.time_ns()
+    signature: list[object] = []
+    for path, label, st in listed:
+        if st is None or now - max(st.st_mtime_ns, st.st_ctime_ns) < _SETTLED_NS:
+            return None
+        signature.append((str(path), label, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(signature)
+
+
+def _load_index(files: list[tuple[str, bytes]]) -> Index:
+    """The checked index of these files' units ((label, bytes) in reading order): from the
+    cache of parsed profiles when it holds them, else parsed (and then cached)."""
     entry, key = _entry_for(raw for _, raw in files)
 
     def read_files() -> Index:
@@ -496,7 +542,7 @@ def load_library(extra_dirs: Sequence[Path] = (), *, use_env: bool = True) -> Li
         return library._index
 
     index = _read_entry(entry, key)
-    return Library._of(read_files() if index is None else index.with_reload(read_files))
+    return read_files() if index is None else index.with_reload(read_files)
 
 
 def _check_attached(found: Sequence[tuple[Unit, str, int]], library: Library) -> None:
@@ -524,14 +570,14 @@ def _check_attached(found: Sequence[tuple[Unit, str, int]], library: Library) ->
             seen.add(id(leader))
 
 
-def _library_files(extra_dirs: Sequence[Path], use_env: bool) -> list[tuple[Path, str]]:
-    """(path, label) of every profile file to load, each folder and file once."""
+def _library_files(extra_dirs: Sequence[Path], use_env: bool) -> list[tuple[Path, str, os.stat_result | None]]:
+    """(path, label, its os.stat or None) of every profile file to load, each folder and file once."""
     folders = [(d, "built-in profiles") for d in builtin_dirs()]
     if use_env and os.environ.get(ENV_VAR):
         folders += [(Path(p), ENV_VAR) for p in os.environ[ENV_VAR].split(os.pathsep) if p]
     folders += [(Path(d), "--profiles") for d in extra_dirs]
     seen: set[tuple[int, int]] = set()
-    files: list[tuple[Path, str]] = []
+    files: list[tuple[Path, str, os.stat_result | None]] = []
     for n, (folder, origin) in enumerate(folders):
         try:
             st = os.stat(folder)
@@ -545,7 +591,7 @@ def _library_files(extra_dirs: Sequence[Path], use_env: bool) -> list[tuple[Path
             except OSError:  # a dangling link: reading it reports the error, naming the file
                 fst = None
             if fst is None or (fst.st_dev, fst.st_ino) not in seen:
-                files.append((path, f"profiles/{path.name}" if n == 0 else str(path)))
+                files.append((path, f"profiles/{path.name}" if n == 0 else str(path), fst))
                 seen.add((fst.st_dev, fst.st_ino) if fst else (-1, len(files)))
         seen.add((st.st_dev, st.st_ino))
     return files
