@@ -29,7 +29,7 @@ from mathhammer import kernel
 from mathhammer.compile import compile_matchup
 from mathhammer.engine import montecarlo
 from mathhammer.kernel.claim import fetch_add
-from mathhammer.kernel.placement import Placement
+from mathhammer.kernel.placement import Placement, release
 from mathhammer.model import Context, Matchup, RerollPolicy, Target
 from mathhammer.notation import parse_weapon
 
@@ -119,7 +119,8 @@ class HostReference:
     def __init__(self) -> None:
         self.table = np.arange(4096, dtype=np.int64)
         self.hist = np.zeros((2, 128), dtype=np.int64)
-        self._todo: queue.SimpleQueue[tuple[int, np.ndarray, queue.SimpleQueue[None]]] = queue.SimpleQueue()
+        self._todo: queue.SimpleQueue[tuple[int, np.ndarray, queue.SimpleQueue[None], frozenset[int] | None]] = (
+            queue.SimpleQueue())
         self.run_steps(10, 1)  # compile
         start = time.perf_counter()
         self.run_steps(4_000_000 // _HOST_CHUNKS, 1)
@@ -130,7 +131,8 @@ class HostReference:
 
     def _serve(self) -> None:
         while True:
-            steps, claims, done = self._todo.get()
+            steps, claims, done, cpus = self._todo.get()
+            release(cpus)
             _busy_chunks(steps, self.table, self.hist[1], claims)
             done.put(None)
 
@@ -139,8 +141,7 @@ class HostReference:
         claims = np.zeros(2, dtype=np.int64)
         done: queue.SimpleQueue[None] = queue.SimpleQueue()  # this call's: a late share reports here
         if threads > 1:
-            self.placement.away()  # as mathhammer.kernel.Workers does
-            self._todo.put((steps, claims, done))
+            self._todo.put((steps, claims, done, self.placement.away(1)))  # as mathhammer.kernel.Workers does
         if _busy_chunks(steps, self.table, self.hist[0], claims) < _HOST_CHUNKS:
             done.get()  # the other thread is still in its last chunk
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,9 @@ def _no_user_profiles(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
     monkeypatch.delenv("MATHHAMMER_PROFILES", raising=False)
     monkeypatch.setenv("MATHHAMMER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "mathhammer-cache"))
     monkeypatch.setenv("NO_COLOR", "1")
+    loaded = sys.modules.get("mathhammer.profiles.library")
+    if loaded is not None:  # each test loads its profiles afresh (tests/test_profiles.py checks the sharing)
+        monkeypatch.setattr(loaded, "_LAST", {})
 
 
 def pytest_report_header() -> list[str]:

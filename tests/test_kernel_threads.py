@@ -5,7 +5,9 @@ stale when any kernel source changes. No timings here (benchmarks/bench_kernel.p
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -385,97 +387,107 @@ def test_an_error_in_another_share_keeps_no_run_alive_once_dropped() -> None:
 
 # --- placement of the idle threads ------------------------------------------------------------------
 
-_PER_THREAD_AFFINITY = (hasattr(__import__("os"), "sched_setaffinity") and placement.current_cpu() is not None
-                        and len(__import__("os").sched_getaffinity(0)) >= 2)
+_PER_THREAD_AFFINITY = (hasattr(os, "sched_setaffinity") and placement.current_cpu() is not None
+                        and len(os.sched_getaffinity(0)) >= 2)
 
 
 @pytest.mark.skipif(not _PER_THREAD_AFFINITY, reason="needs per-thread CPU affinity (Linux) and two usable CPUs")
-def test_idle_threads_are_kept_off_the_calling_threads_cpu() -> None:
-    """Before shares go out, the idle threads may run anywhere the calling thread may, except
-    on its CPU (Linux would otherwise often wake them there, where they wait for the caller);
-    the calling thread's own affinity is left as it was."""
-    import os
-    import threading
-
+def test_idle_threads_wake_off_the_calling_threads_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before a share goes out, its thread may run anywhere the calling thread may except on the
+    CPU the caller is on (Linux would often wake it there, where it waits for the caller); once
+    awake, it gives itself the whole set back, so it wakes elsewhere and is then free to move.
+    The calling thread's own affinity is never changed."""
     mine = os.sched_getaffinity(0)
+    caller = threading.get_native_id()
+    real = os.sched_setaffinity
+    calls: list[tuple[int, int, frozenset[int], int | None]] = []
+
+    def recorded(native_id: int, cpus: Any) -> None:
+        calls.append((threading.get_native_id(), native_id, frozenset(cpus), placement.current_cpu()))
+        real(native_id, cpus)
+
+    monkeypatch.setattr(os, "sched_setaffinity", recorded)
     pool = kernel.Workers(1)
-    seen: dict[str, Any] = {}
-
-    def share(*a: Any) -> int:
-        if a[-1] == 0:
-            seen["cpu"] = placement.current_cpu()  # close to the placement: a migration is rare
-            return 0  # not every chunk done: wait for the other share
-        seen["worker"] = os.sched_getaffinity(0)
-        seen["id"] = threading.get_native_id()
-        return 1
-
+    worker = pool._placement._ids[0]
     args: list[Any] = [None] * 10
     args[kernel._ARG_STREAMS] = np.zeros((1, 2), dtype=np.uint64)
-    for _ in range(5):  # a migration of this thread between the placement and the share: try again
-        pool.run((*args, None), 2, share)
-        if seen["cpu"] not in seen["worker"]:
-            break
-    assert seen["id"] != threading.get_native_id()
-    assert seen["worker"] == mine - {seen["cpu"]}
-    assert os.sched_getaffinity(0) == mine
+    pool.run((*args, None), 2, lambda *a: 0)  # no chunk finished here: waits for the other share
+    pinned, released = calls
+    assert pinned[:2] == (caller, worker) and pinned[3] is not None
+    assert pinned[2] == frozenset(mine) - {pinned[3]}  # the CPU it was on when it placed the thread
+    assert released[:3] == (worker, 0, frozenset(mine))  # the thread itself, once awake
+    assert released[3] in pinned[2]  # it woke where it was placed
+    assert os.sched_getaffinity(worker) == mine and os.sched_getaffinity(0) == mine
 
 
-def test_a_refused_placement_is_not_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def _fake_affinity(monkeypatch: pytest.MonkeyPatch, allowed: set[int], cpu: int,
+                   refuse: int | None = None) -> list[tuple[int, frozenset[int]]]:
+    """os.sched_getaffinity giving ``allowed``, a caller on ``cpu``, and os.sched_setaffinity
+    recording its calls (refusing thread ``refuse``)."""
+    calls: list[tuple[int, frozenset[int]]] = []
+
+    def set_affinity(native_id: int, cpus: Any) -> None:
+        calls.append((native_id, frozenset(cpus)))
+        if native_id == refuse:
+            raise OSError(3, "No such process")
+
+    monkeypatch.setattr(os, "sched_setaffinity", set_affinity, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(allowed), raising=False)
+    monkeypatch.setattr(placement, "current_cpu", lambda: cpu)
+    return calls
+
+
+def _placed(ids: list[int]) -> placement.Placement:
+    made = placement.Placement(ids)
+    made._enabled = True  # as on Linux, whatever this platform is
+    return made
+
+
+def test_placement_places_the_threads_that_get_a_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The threads of the call's shares, on every call, on the caller's CPUs but its own; none
+    when the caller has only one CPU; the whole set returned for the threads to take back."""
+    calls = _fake_affinity(monkeypatch, {0, 1, 2}, cpu=1)
+    made = _placed([7, 8, 9])
+    assert made.away(2) == frozenset({0, 1, 2})
+    assert made.away(1) == frozenset({0, 1, 2})
+    assert calls == [(7, frozenset({0, 2})), (8, frozenset({0, 2})), (7, frozenset({0, 2}))]
+    calls = _fake_affinity(monkeypatch, {1}, cpu=1)
+    assert made.away(2) is None and calls == []
+
+
+def test_a_refused_placement_is_undone_and_not_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A thread that is gone (or a CPU set the system refuses) turns placement off without an
-    error: it only ever saves time."""
-    import os
-
-    from mathhammer.kernel.placement import Placement
-
-    calls = []
-
-    def refuse(native_id: int, cpus: Any) -> None:
-        calls.append(native_id)
-        raise OSError(3, "No such process")
-
-    monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    monkeypatch.setattr(kernel.placement, "current_cpu", lambda: 0)
-    placement = Placement([12345])
-    placement._enabled = True  # as on Linux, whatever this platform is
-    placement.away()
-    placement.away()
-    assert calls == [12345]
+    error, the threads placed before it given the whole set back: it only ever saves time."""
+    calls = _fake_affinity(monkeypatch, {0, 1}, cpu=0, refuse=8)
+    made = _placed([7, 8])
+    assert made.away(2) is None
+    assert made.away(2) is None
+    assert calls == [(7, frozenset({1})), (8, frozenset({1})), (7, frozenset({0, 1}))]
 
 
-def test_placement_changes_affinity_only_when_the_callers_cpu_changes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One system call per change of the calling thread's CPU, not one per kernel call; the
-    threads get every CPU of the caller's but its own, or all of them when it has only one."""
-    import os
-
-    from mathhammer.kernel.placement import Placement
-
-    set_to: list[tuple[int, frozenset[int]]] = []
-    cpu = [0]
-    allowed = [{0, 1, 2}]
-    monkeypatch.setattr(os, "sched_setaffinity", lambda i, cpus: set_to.append((i, frozenset(cpus))), raising=False)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(allowed[0]), raising=False)
-    monkeypatch.setattr(kernel.placement, "current_cpu", lambda: cpu[0])
-    placement = Placement([7, 8])
-    placement._enabled = True
-    placement.away()
-    placement.away()
-    cpu[0] = 2
-    placement.away()
-    allowed[0] = {1}
-    cpu[0] = 1  # (a CPU set changed under the process: the caller's only CPU is 1, and it runs there)
-    placement.away()
-    assert set_to == [(7, frozenset({1, 2})), (8, frozenset({1, 2})), (7, frozenset({0, 1})), (8, frozenset({0, 1})),
-                      (7, frozenset({1})), (8, frozenset({1}))]
+def test_release_gives_the_calling_thread_its_set_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _fake_affinity(monkeypatch, {0, 1}, cpu=0, refuse=0)
+    placement.release(None)
+    placement.release(frozenset({0, 1}))  # refused: left where it is, no error
+    assert calls == [(0, frozenset({0, 1}))]
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork (POSIX)")
+def test_placement_in_a_forked_child_touches_no_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A placement made before a fork names the parent's threads: in the child it does nothing."""
+    calls = _fake_affinity(monkeypatch, {0, 1}, cpu=0)
+    made = _placed([7])
+    parent = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: parent + 1)
+    assert made.away(1) is None and calls == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
 def test_a_forked_child_starts_idle_threads_of_its_own() -> None:
     """The parent's idle threads do not exist in a forked child: a child's two-thread run starts
     its own (before, it handed a share to a queue nobody served, which kept that run's arrays
     for ever), and gives the parent's counts."""
-    import os
-    import threading
+    import select
+    import signal
     import warnings
 
     inputs = _inputs()
@@ -495,26 +507,11 @@ def test_a_forked_child_starts_idle_threads_of_its_own() -> None:
             os._exit(0)
     os.close(write)
     try:
-        report = os.read(read, 2)
+        ready, _, _ = select.select([read], [], [], 120)
+        report = os.read(read, 2) if ready else b"timed out"
     finally:
         os.close(read)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
     assert report == bytes([True, True])
-
-
-def test_placement_in_a_forked_child_touches_no_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A placement made before a fork names the parent's threads: in the child it does nothing."""
-    import os
-
-    from mathhammer.kernel.placement import Placement
-
-    set_to: list[int] = []
-    monkeypatch.setattr(os, "sched_setaffinity", lambda i, cpus: set_to.append(i), raising=False)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    monkeypatch.setattr(placement, "current_cpu", lambda: 0)
-    made = Placement([7])
-    made._enabled = True
-    parent = os.getpid()
-    monkeypatch.setattr(os, "getpid", lambda: parent + 1)
-    made.away()
-    assert set_to == []

@@ -607,7 +607,7 @@ def test_a_share_that_runs_after_its_call_returned_finds_its_arguments_alive(tmp
     claims = kernel.shapes.new_claims()
     pool = kernel.Workers(1)
     gate = threading.Event()
-    pool._queues[0].put((gate.wait, (), queue.SimpleQueue()))  # the other thread is busy for now
+    pool._queues[0].put((gate.wait, (), queue.SimpleQueue(), None))  # the other thread is busy for now
     try:
         pool.run((*args, claims), 2, loaded)  # this thread runs every chunk and returns
         n = args[kernel._ARG_STREAMS].shape[0]

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from . import _progress, native
 from .binomial import KINDS, tables
 from .joint import JointTables, joint_tables
-from .placement import Placement
+from .placement import Placement, release
 from .shapes import BUFFER, N_STAGES, N_STREAM, S_COUNTER, S_POS, layout_of, new_claims
 from .transition import no_tables, track_tables
 
@@ -234,14 +234,15 @@ class Workers:
     @staticmethod
     def _serve(q: queue.SimpleQueue[Any]) -> None:
         while True:
-            kernel, args, done = q.get()
+            kernel, args, done, cpus = q.get()
+            release(cpus)  # placed only to wake off the calling thread's CPU (mathhammer.kernel.placement)
             try:
                 kernel(*args)
             except BaseException as e:  # noqa: BLE001 - handed to the calling thread
                 done.put(e)
             else:
                 done.put(None)
-            del kernel, args, done  # an idle thread keeps no finished run's arrays alive
+            del kernel, args, done, cpus  # an idle thread keeps no finished run's arrays alive
 
     def run(self, args: tuple[Any, ...], workers: int, kernel: Any) -> None:
         """Shares 1 .. workers - 1 of ``kernel`` on the idle threads, share 0 here; returns when
@@ -249,9 +250,9 @@ class Workers:
         nothing). ``args`` end with the call's ``claims`` counters; share w adds to row w. An
         error in a share is raised here (its chunk is never finished, so this waits for it)."""
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
-        self._placement.away()  # else Linux may wake them on this thread's CPU (mathhammer.kernel.placement)
+        cpus = self._placement.away(workers - 1)  # else Linux may wake them on this thread's CPU
         for w in range(1, workers):
-            self._queues[w - 1].put((kernel, (*args, w), done))
+            self._queues[w - 1].put((kernel, (*args, w), done, cpus))
         if kernel(*args, 0) >= args[_ARG_STREAMS].shape[0]:
             return
         for _ in range(1, workers):

@@ -1,17 +1,19 @@
-"""Where the kernel's idle threads may run: on any CPU but the calling thread's.
+"""Where the kernel's idle threads wake: on any CPU but the calling thread's.
 
 Linux wakes a sleeping thread on the CPU of the thread that woke it when it judges the two
 share data (``wake_affine``); on a two-CPU virtual machine it did so for almost every kernel
-call: the woken thread then waited for the calling thread's CPU, and a run of 1e5 trials (under
-a millisecond) got nothing from the second CPU while the other sat idle. Measured on such a host
-with a loop as long as a short run's kernel call, after a pause as between two commands: 1.00x
-on two threads as woken, 1.72x with the woken thread kept off the waker's CPU (1.75x and 1.79x
-for a loop five times as long).
+call: the woken thread then waited for the calling thread's CPU, and a run of 1-2 ms (1e4-1e5
+trials) got nothing from the second CPU while the other sat idle. Measured on such a host
+with a loop of 0.8 ms, after a pause as between two commands: 1.00x on two threads as woken,
+1.72x with the woken thread kept off the waker's CPU (1.75x and 1.79x for a loop of 4 ms).
 
-So before a kernel call hands shares to the idle threads, :func:`keep_off` restricts those
-threads to the CPUs the calling thread may use, less the one it runs on; nothing is changed for
-the calling thread or any thread but the kernel's own, and nothing where the platform has no
-per-thread affinity (not Linux) or the call is refused (then it is not tried again).
+So before a kernel call hands shares to idle threads, :meth:`Placement.away` restricts those
+threads to the CPUs the calling thread may use, less the one it runs on, and each thread, once
+awake, gives itself the whole set again (:func:`release`): the restriction decides only where
+it wakes, so a thread that another process then holds up can still be moved to a CPU that
+falls idle. Nothing is changed for the calling thread or any thread but the kernel's own, and
+nothing where the platform has no per-thread affinity (not Linux), in a forked child (the ids
+are the parent's threads), or after a refusal (then it is not tried again).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ import ctypes
 import os
 import threading
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["Placement", "current_cpu"]
+__all__ = ["Placement", "current_cpu", "release"]
 
 
-def _libc_getcpu() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+def _libc_getcpu() -> Any:
     """libc's ``sched_getcpu`` (glibc and musl), or None."""
     if not hasattr(os, "sched_setaffinity"):
         return None
@@ -47,36 +50,57 @@ def current_cpu() -> int | None:
     return cpu if cpu >= 0 else None
 
 
+def release(cpus: frozenset[int] | None) -> None:
+    """Let the calling thread (one that :meth:`Placement.away` placed) run on ``cpus`` again
+    (None: it was not placed). A refusal leaves it where it is."""
+    if cpus is not None:
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError:
+            pass
+
+
 class Placement:
-    """Keeps a set of threads (native ids) off the CPU of whichever thread calls :meth:`away`,
-    changing their affinity only when that CPU is not the one they were last kept off."""
+    """Places a set of threads (native ids) off the CPU of whichever thread calls :meth:`away`."""
 
     def __init__(self, native_ids: Sequence[int]) -> None:
         self._ids = tuple(native_ids)
-        self._off: int | None = None
         self._enabled = _GETCPU is not None and bool(self._ids)
-        self._lock = threading.Lock()
         self._pid = os.getpid()  # in a forked child these ids are the parent's threads
+        self._lock = threading.Lock()
 
-    def away(self) -> None:
-        """Restrict the threads to the calling thread's CPUs less the one it runs on (all of them
-        when that is its only one). A refusal (a thread gone, a CPU set that changed under a
-        container) turns this off for good: placement only ever saves time."""
+    def away(self, count: int) -> frozenset[int] | None:
+        """Restrict the first ``count`` threads to the calling thread's CPUs less the one it
+        runs on; returns the set each should :func:`release` itself to once awake (None: none
+        was placed). A refusal (a thread gone, a CPU set that changed under a container) gives
+        the threads placed so far the whole set back and turns placement off for good: it only
+        ever saves time."""
         if not self._enabled:
-            return
+            return None
         if os.getpid() != self._pid:
             self._enabled = False
-            return
+            return None
         cpu = current_cpu()
-        if cpu is None or cpu == self._off:
-            return
+        if cpu is None:
+            return None
         with self._lock:
+            if not self._enabled:
+                return None
+            done: list[int] = []
             try:
-                allowed = os.sched_getaffinity(0)
-                others = allowed - {cpu} or allowed
-                for native_id in self._ids:
+                allowed = frozenset(os.sched_getaffinity(0))
+                others = allowed - {cpu}
+                if not others:
+                    return None
+                for native_id in self._ids[:count]:
                     os.sched_setaffinity(native_id, others)
+                    done.append(native_id)
             except OSError:
                 self._enabled = False
-                return
-            self._off = cpu
+                for native_id in done:
+                    try:
+                        os.sched_setaffinity(native_id, allowed)
+                    except OSError:
+                        pass
+                return None
+        return allowed

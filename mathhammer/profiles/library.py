@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -479,8 +478,9 @@ def load_library(extra_dirs: Sequence[Path] = (), *, use_env: bool = True) -> Li
     A folder (or file) reached twice, by the same path or another (a symlink), is read once.
     Files whose names start with ``.`` (editor back-ups and lock files) are skipped. The checked
     units are cached (see :func:`.cache._read_entry`): a start with unchanged files parses no YAML.
-    Within a process, a call finding the same files as the last one, none changed in the last
-    3 seconds (same size, inode and times), shares that call's index and reads no file.
+    Within a process (POSIX systems), a call finding the very files of the last load whose
+    files had all settled (none changed in the 3 seconds before it), with the same sizes,
+    inodes and times, shares that load's index and reads no file.
 
     Raises:
         ProfileError: a missing folder, any error in any file, a name given twice, or an
@@ -488,25 +488,29 @@ def load_library(extra_dirs: Sequence[Path] = (), *, use_env: bool = True) -> Li
     """
     listed = _library_files(extra_dirs, use_env)
     signature = _settled_signature(listed)
-    if signature is not None:
-        with _LAST_LOCK:
-            kept = _LAST.get(signature)
-        if kept is not None:
-            return Library._of(kept)
+    kept = _LAST.get(signature) if signature is not None else None
+    if kept is not None:
+        return Library._of(kept)
     index = _load_index([(label, _read_bytes(path, label)) for path, label, _ in listed])
     if signature is not None:
-        with _LAST_LOCK:
-            _LAST.clear()
-            _LAST[signature] = index
+        _remember(signature, index)
     return Library._of(index)
+
+
+def _remember(signature: tuple[object, ...], index: Index) -> None:
+    """Keep ``index`` as the last library's, in place of the one before (one store, so that
+    neither a thread nor a fork ever sees a half-made change)."""
+    global _LAST
+    _LAST = {signature: index}
 
 
 #: The index of the last library loaded from settled files (:func:`_settled_signature`), by
 #: their signature: a script or notebook that calls mathhammer.run() without a library pays
 #: 7 ms a call to read and hash the profile files again, 8 times the exact engine's time on the
-#: railgun. One entry (about 7.5 MB with the built-in profiles), replaced by the next library.
+#: railgun. One entry (about 7.5 MB with the built-in profiles), replaced by the next library
+#: loaded from settled files. Its Index is shared by every library made from it, in every
+#: thread, as one library's is by its calls (units built on first use, the same whoever asks).
 _LAST: dict[tuple[object, ...], Index] = {}
-_LAST_LOCK = threading.Lock()
 #: A file changed less than this long ago is always read again: a file system may keep times
 #: to 2 seconds (FAT) or a few milliseconds (ext4's clock tick), so an edit that keeps the size
 #: within one tick would not show in the times.
@@ -516,7 +520,14 @@ _SETTLED_NS = 3_000_000_000
 def _settled_signature(listed: Sequence[tuple[Path, str, os.stat_result | None]]) -> tuple[object, ...] | None:
     """What identifies these files' contents without reading them (each file's path, label,
     device, inode, size, modification and change times), or None when one of them could not
-    be examined or changed too recently for its times to tell (``_SETTLED_NS``)."""
+    be examined or changed too recently for its times to tell (``_SETTLED_NS``), and on
+    systems where the change time is not one (Windows: the creation time).
+
+    A network file system may answer the times from its cache for a while (NFS: up to a
+    minute) where opening the file would have checked them: an edit made on another machine
+    may then be seen that much later within one process (a new process always reads it)."""
+    if os.name != "posix":
+        return None
     now = time.time_ns()
     signature: list[object] = []
     for path, label, st in listed:
