@@ -515,3 +515,16 @@ def test_a_forked_child_starts_idle_threads_of_its_own() -> None:
             os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
     assert report == bytes([True, True])
+
+
+def test_the_calling_thread_watches_the_count_of_finished_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its share done, the calling thread returns once the count says every chunk is finished,
+    without waiting for the others' reports; a count that stays short sends it to wait for them."""
+    monkeypatch.setattr(kernel, "_WATCH_SECONDS", 0.0002)
+    claims = np.array([5, 4], dtype=np.int64)
+    assert not kernel._finished_soon(claims, 5)
+    claims[1] = 5
+    assert kernel._finished_soon(claims, 5)
+    assert not kernel._finished_soon(None, 5)  # (a call without counters: wait for the reports)
+    monkeypatch.setattr(kernel, "_WATCH_SECONDS", 0.0)
+    assert not kernel._finished_soon(claims, 5)

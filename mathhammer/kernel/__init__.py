@@ -11,8 +11,10 @@ Kernels know nothing of rules: they compare dice against the tables that
 from __future__ import annotations
 
 import os
+import platform
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -253,7 +255,8 @@ class Workers:
         cpus = self._placement.away(workers - 1)  # else Linux may wake them on this thread's CPU
         for w in range(1, workers):
             self._queues[w - 1].put((kernel, (*args, w), done, cpus))
-        if kernel(*args, 0) >= args[_ARG_STREAMS].shape[0]:
+        n_chunks = args[_ARG_STREAMS].shape[0]
+        if kernel(*args, 0) >= n_chunks or _finished_soon(args[-1], n_chunks):
             return
         for _ in range(1, workers):
             error = done.get()
@@ -262,6 +265,28 @@ class Workers:
                     raise error
                 finally:  # the traceback holds this frame: no cycle keeping the run's arrays
                     del error
+
+
+#: How long the calling thread watches the count of finished chunks, once its share ends,
+#: before it sleeps until the other threads report: they are then in their last chunk, often
+#: a few microseconds from its end, and a thread woken from sleep took 50-100 us to run again
+#: (two threads on runs of 1e4-1e5 trials: 0.01-0.08x more, in each of 16 cases measured).
+#: Only on x86-64, whose loads are never reordered with each other: seeing the count, this
+#: thread then sees the histograms written before it. Elsewhere a plain load gives no such
+#: promise, and this thread waits for the others' reports (which do).
+_WATCH_SECONDS = 0.0002 if platform.machine().lower() in ("x86_64", "amd64") else 0.0
+
+
+def _finished_soon(claims: Any, n_chunks: int) -> bool:
+    """Whether every chunk is finished within _WATCH_SECONDS (``claims``: the call's counters;
+    the other threads add to the count without the GIL, so watching it holds them up in nothing)."""
+    if not isinstance(claims, np.ndarray) or _WATCH_SECONDS <= 0:
+        return False
+    deadline = time.perf_counter() + _WATCH_SECONDS
+    while time.perf_counter() < deadline:
+        if claims[1] >= n_chunks:
+            return True
+    return bool(claims[1] >= n_chunks)
 
 
 _WORKERS: list[Workers] = []
