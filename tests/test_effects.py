@@ -537,3 +537,44 @@ def test_the_catalogue_reads_and_is_checked() -> None:
     with pytest.raises(ProfileError, match="unknown key") as e:
         read("t.yaml", bad)
     assert "stratagems[0].give" in e.value.where
+
+
+#: Each stratagem of R-11.7: (name, its detachment, what else it needs, the battle rounds its
+#: RESTRICTIONS rule out (seeds: Point-blank Ambush and A Tempting Trap "cannot [be used] during
+#: the first or second battle rounds", Focused Fire not in the fourth or fifth; the others name
+#: none), the mean's ratio to the same attack without it). The attack: A1 BS4+ S4 AP0 D2 at T4
+#: Sv4+: hits, wounds and fails its save on 4+ each. Improving AP by 1 makes the save 5+ (2/3
+#: fail, not 1/2: x 4/3); +1 to wound makes it 3+ (x 4/3); re-rolling the Hit roll (the whole
+#: roll, or the one die of a Command Re-roll) hits on 1/2 + 1/2 x 1/2 = 3/4 (x 3/2); -1 Damage
+#: turns D2 into D1 (x 1/2).
+_R11_7 = [
+    ("point-blank ambush", "kauyon", {"range": 3}, {1, 2}, F(4, 3)),
+    ("a tempting trap", "kauyon", {"trap": True}, {1, 2}, F(4, 3)),
+    ("focused fire", "montka", {}, {4, 5}, F(4, 3)),
+    ("pinpoint counter-offensive", "montka", {}, set(), F(3, 2)),
+    ("counterfire defence systems", "montka", {}, set(), F(1, 2)),
+    ("command re-roll", "kauyon", {}, set(), F(3, 2)),
+]
+
+
+@pytest.mark.parametrize(("name", "detachment", "needs", "refused", "ratio"), _R11_7, ids=[s[0] for s in _R11_7])
+def test_r11_7_each_stratagem_is_refused_in_the_rounds_its_restriction_names(
+        name: str, detachment: str, needs: dict[str, object], refused: set[int], ratio: F) -> None:
+    gun, target = "A1 BS4+ S4 AP0 D2", "T4 SV4+ W100"
+    for rnd in range(1, 6):
+        if rnd in refused:
+            with pytest.raises(MathhammerError, match=f"round {rnd}"):
+                mathhammer.build(gun, target, detachment=detachment, round=rnd, stratagem=name, **needs)
+            continue
+        without = mean(gun, target, detachment=detachment, round=rnd, **needs)
+        assert close(mean(gun, target, detachment=detachment, round=rnd, stratagem=name, **needs), without * ratio), rnd
+
+
+def test_r11_7_counterfire_also_lowers_devastating_wounds_mortal_damage() -> None:
+    """R-11.7 / R-6.2: a Critical Wound of [DEVASTATING WOUNDS] inflicts mortal wounds equal to
+    the Damage characteristic, which Counterfire has lowered. Every attack hits ([TORRENT]); S4
+    vs T4 wounds on 4+: a 6 (1/6) is a Critical Wound, 3 mortal wounds (2 with Counterfire); a 4
+    or 5 (2/6) a normal wound that Sv4+ fails on half, 3 damage (2)."""
+    gun, target = "A1 BS N/A S4 AP0 D3 [TORRENT] [DEVASTATING WOUNDS]", "T4 SV4+ W100"
+    assert close(mean(gun, target), F(1, 6) * 3 + F(2, 6) * F(1, 2) * 3)
+    assert close(mean(gun, target, stratagem="counterfire defence systems"), F(1, 6) * 2 + F(2, 6) * F(1, 2) * 2)
