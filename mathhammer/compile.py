@@ -737,7 +737,8 @@ class _Compiler:
             n.rule("R-1.6", "TORRENT: every attack hits automatically; no Hit roll, so no Critical Hits")
             for opt, val in (("--reroll-hits", ctx.reroll_hits is not RerollPolicy.NONE),
                              *self._sources("hit_mod", ctx.hit_mod).items(), ("--crit-hit", ctx.crit_hit != 6),
-                             *self._sources("bs_improve", ctx.bs_improve).items()):
+                             *self._sources("bs_improve", ctx.bs_improve).items(),
+                             ("--skill-floor", ctx.skill_floor != 0)):
                 if val:
                     n.warn(f"{opt} has no effect: TORRENT makes no Hit roll", unused=opt)
             if ctx.overwatch:
@@ -753,6 +754,11 @@ class _Compiler:
             n.rule("R-0.4", f"{label}{w.skill}+ {change} by {abs(ctx.bs_improve)}"
                    f"{self._from('bs_improve', ctx.bs_improve)} -> {label}{skill}+ (a characteristic change, "
                    "not capped)")
+        if ctx.skill_floor and skill < min(w.skill, ctx.skill_floor):  # it limits changes, not the weapon's own
+            floored = min(w.skill, ctx.skill_floor)
+            n.rule("A1", f"{label}{skill}+ limited to {label}{floored}+ (--skill-floor {ctx.skill_floor}: "
+                   "characteristic changes make it no better)")
+            skill = floored
         parts = self._sources("hit_mod", ctx.hit_mod)
         ranged = not ctx.melee
         if w.has(Ability.HEAVY):

@@ -630,6 +630,8 @@ class Situation:
     charged: bool = False
     command_reroll: CommandReroll = CommandReroll.NONE
     rules: RulesVersion = RulesVersion.CURRENT
+    #: the best BS/WS that characteristic changes can make (N: N+; ruling A1); 0: no limit
+    skill_floor: int = 0
 
 
 
@@ -704,6 +706,7 @@ class Context:
     reroll_saves: SaveReroll = SaveReroll.NONE
     command_reroll: CommandReroll = CommandReroll.NONE
     rules: RulesVersion = RulesVersion.CURRENT
+    skill_floor: int = 0
 
     @classmethod
     def of(cls, *, situation: Situation = Situation(), attacker: AttackerSide = AttackerSide(),
@@ -740,6 +743,10 @@ class Context:
             limit = MAX_DAMAGE_MOD if name == "damage_mod" else MAX_ROLL_MOD
             check_count(getattr(self, name), name="the modifier", lo=-limit, hi=limit, where=option,
                         error=MatchupError)
+        check_count(self.skill_floor, name="the floor", lo=None, hi=None, where="--skill-floor", error=MatchupError)
+        if not 0 <= self.skill_floor <= 6:
+            raise MatchupError("a floor is 1 to 6 (N: BS/WS never better than N+), or 0 for none",
+                               where="--skill-floor", value=self.skill_floor)
         for name in ("crit_hit", "crit_wound"):
             value = getattr(self, name)
             check_count(value, name="a critical threshold", lo=None, hi=None, where=f"--{name.replace('_', '-')}",

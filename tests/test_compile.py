@@ -54,6 +54,22 @@ def test_R_0_4_bs_improve_is_not_capped() -> None:
     assert faces(c, Stage.HIT) == [2, 3, 4, 5, 6]
 
 
+def test_A1_no_floor_by_default_and_a_configurable_one() -> None:
+    """A1: BS has no lower limit by default: BS2+ improved by 1 is BS1+, which with -1 to hit
+    still hits on 2+ (an unmodified 1 fails anyway). ``skill_floor`` (--skill-floor) stops the
+    changes at N+: BS2+ with -1 then hits on 3+. It limits the changes, not the weapon: a BS2+
+    weapon keeps BS2+ under a floor of 3, and a BS4+ weapon improved by 1 under it is BS3+."""
+    assert faces(comp("A1 BS2+ S4 AP0 D1", bs_improve=1, hit_mod=-1), Stage.HIT) == [2, 3, 4, 5, 6]
+    assert faces(comp("A1 BS2+ S4 AP0 D1", bs_improve=1, hit_mod=-1, skill_floor=2), Stage.HIT) == [3, 4, 5, 6]
+    assert faces(comp("A1 BS5+ S4 AP0 D1", bs_improve=3, hit_mod=-1, skill_floor=3), Stage.HIT) == [4, 5, 6]
+    assert faces(comp("A1 BS2+ S4 AP0 D1", hit_mod=-1, skill_floor=3), Stage.HIT) == [3, 4, 5, 6]
+    assert faces(comp("A1 BS4+ S4 AP0 D1", bs_improve=1, skill_floor=3), Stage.HIT) == [3, 4, 5, 6]
+    assert faces(comp("A1 WS2+ S4 AP0 D1", bs_improve=1, hit_mod=-1, skill_floor=2, melee=True), Stage.HIT) == [3, 4, 5, 6]
+    for bad in (-1, 7):
+        with pytest.raises(MatchupError, match="--skill-floor"):
+            comp("A1 BS2+ S4 AP0 D1", skill_floor=bad)
+
+
 def test_R_2_3_crit_on_5_with_sustained() -> None:
     c = comp("A1 BS4+ S4 AP0 D1 [SUSTAINED HITS 1]", crit_hit=5)
     assert faces(c, Stage.HIT, 2) == [5, 6]

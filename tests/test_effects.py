@@ -578,3 +578,25 @@ def test_r11_7_counterfire_also_lowers_devastating_wounds_mortal_damage() -> Non
     gun, target = "A1 BS N/A S4 AP0 D3 [TORRENT] [DEVASTATING WOUNDS]", "T4 SV4+ W100"
     assert close(mean(gun, target), F(1, 6) * 3 + F(2, 6) * F(1, 2) * 3)
     assert close(mean(gun, target, stratagem="counterfire defence systems"), F(1, 6) * 2 + F(2, 6) * F(1, 2) * 2)
+
+
+def test_a1_skill_floor_on_the_command_line_and_in_compare(tmp_path) -> None:
+    """--skill-floor reaches both engines (exact: 5/6 x 5/6 without it, 4/6 x 5/6 with it: BS2+
+    improved by 1 with -1 to hit, S8 vs T4 wounds on 2+, AP-6 leaves no save), is shown in the
+    JSON's context and thresholds, and a compare row takes it as a column."""
+    args = ["shoot", "A1 BS2+ S8 AP-6 D1", "-t", OPEN, "--bs-improve", "1", "--hit-mod", "-1", "-f", "json"]
+    free = json.loads(cli(*args, "--exact").stdout)
+    floored = json.loads(cli(*args, "--exact", "--skill-floor", "2").stdout)
+    assert close(free["damage"]["mean"], F(5, 6) * F(5, 6)) and free["context"]["skill_floor"] == 0
+    assert close(floored["damage"]["mean"], F(4, 6) * F(5, 6)) and floored["context"]["skill_floor"] == 2
+    assert (free["thresholds"]["hit"]["skill_applied"], floored["thresholds"]["hit"]["skill_applied"]) == (1, 2)
+    sim = json.loads(cli(*args, "--skill-floor", "2", "--trials", "200000", "--seed", "5").stdout)["damage"]
+    assert abs(sim["mean"] - float(F(4, 6) * F(5, 6))) < 5 * sim["sem"]  # 5/6 x 5/6 is 9 s.e. away
+    bad = cli(*args, "--exact", "--skill-floor", "9")
+    assert bad.exit_code == 1 and "--skill-floor" in bad.stderr and "Traceback" not in bad.output
+    sheet = tmp_path / "rows.csv"
+    sheet.write_text("name,weapon,bs_improve,hit_mod,skill_floor\nfree,A1 BS2+ S8 AP-6 D1,1,-1,\n"
+                     "floored,A1 BS2+ S8 AP-6 D1,1,-1,2\n", encoding="utf-8")
+    rows = json.loads(cli("compare", str(sheet), "-t", OPEN, "--exact", "-f", "json").stdout)
+    means = {r["label"]: r["damage"]["mean"] for r in rows["records"]}
+    assert close(means["free"], F(25, 36)) and close(means["floored"], F(20, 36))

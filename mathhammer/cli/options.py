@@ -165,6 +165,10 @@ CommandRerollOpt = Annotated[CommandReroll, typer.Option(
     "--command-reroll", case_sensitive=False,
     help="Command Re-roll (one die per attack sequence): none, hit, wound, damage, save or attacks.",
 )]
+SkillFloorOpt = Annotated[int, typer.Option(
+    "--skill-floor", click_type=_whole(0, 6), metavar="N",
+    help="Characteristic changes never make BS/WS better than N+ (1-6; default 0: no limit, ruling A1).",
+)]
 RulesOpt = Annotated[RulesVersion, typer.Option(
     "--rules", case_sensitive=False,
     help="Core rules text: current (default) or 2023.",

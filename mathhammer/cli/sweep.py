@@ -143,6 +143,7 @@ def sweep(
     reroll_saves: o.RerollSavesOpt = None,
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
+    skill_floor: o.SkillFloorOpt = 0,
     detachment: o.DetachmentOpt = None,
     round: o.RoundOpt = None,  # noqa: A002 - the option's name
     stratagem: o.StratagemOpt = None,

@@ -87,7 +87,7 @@ def result_columns() -> tuple[str, ...]:
         "schema", "writer.name", "writer.version", "method", "trials", "seed",
         *(f"attacker.weapon.{k}" for k in _WEAPON_KEYS), "attacker.models", "attacker.unit", "attacker.points",
         *(f"target.{k}" for k in _TARGET_KEYS),
-        *(f"context.{k}" for k in Context.__slots__),
+        *(f"context.{k}" for k in Context.__slots__ if k not in _LATER_CONTEXT),
         *(f"thresholds.{stage}.{k}" for stage, keys in _THRESHOLD_KEYS.items() for k in keys), "thresholds.summary",
         *stat_columns("damage"), *stat_columns("models_destroyed"), "p_destroy_unit",
         "weapons", "groups", "stages",
@@ -97,7 +97,13 @@ def result_columns() -> tuple[str, ...]:
         *stat_columns("monte_carlo.models_destroyed"), "monte_carlo.p_destroy_unit", "monte_carlo.simulate_seconds",
         *(f"agreement.{k}" for k in _AGREEMENT_KEYS),
         "warnings", "timing.compute_seconds",
+        *(f"context.{k}" for k in _LATER_CONTEXT),
     )
+
+
+#: Context keys added after the CSV's columns were first published: their columns come last,
+#: so a script that reads the columns by position keeps working.
+_LATER_CONTEXT = ("skill_floor",)
 
 
 def rows_json(dist: Distribution, block: int = ROW_BLOCK) -> RawJSON:
