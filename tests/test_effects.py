@@ -600,3 +600,25 @@ def test_a1_skill_floor_on_the_command_line_and_in_compare(tmp_path) -> None:
     rows = json.loads(cli("compare", str(sheet), "-t", OPEN, "--exact", "-f", "json").stdout)
     means = {r["label"]: r["damage"]["mean"] for r in rows["records"]}
     assert close(means["free"], F(25, 36)) and close(means["floored"], F(20, 36))
+
+
+def test_a1_skill_floor_limits_what_army_rules_and_a_weapons_own_modifiers_give() -> None:
+    """The floor holds wherever the change comes from. Guided at the Spotted unit (R-2.4: BS
+    improved by 1): BS3+ would be 2+, with -1 to hit 3+ (4/6); under a floor of 3 it stays 3+
+    and hits on 4+ (3/6). A weapon group with its own attacker side (a profile's modifiers):
+    BS4+ improved by 3 is 1+, limited to 3+, so with its own -1 it hits on 4+ (3/6) beside a
+    BS3+ group hitting on 4+ too. S8 vs T4 wounds on 2+ (5/6); SV7+: no save."""
+    from dataclasses import replace
+
+    from mathhammer.model import AttackerSide
+
+    gun, target = "A1 BS3+ S8 AP-6 D1", "T4 SV7+ W100"
+    assert close(mean(gun, target, hit_mod=-1, guided=True), F(4, 6) * F(5, 6))
+    assert close(mean(gun, target, hit_mod=-1, guided=True, skill_floor=3), F(3, 6) * F(5, 6))
+    for floor, second in ((0, F(5, 6)), (3, F(3, 6))):
+        attack = mathhammer.build([gun, "A1 BS4+ S8 AP-6 D1"], target, hit_mod=-1, skill_floor=floor)
+        first, other = attack.matchup.weapons
+        own = replace(other, attacker=AttackerSide(bs_improve=3, hit_mod=-1))
+        attack = replace(attack, matchup=replace(attack.matchup, weapons=(first, own)))
+        got = mathhammer.run_attack(attack, method="exact").damage.mean()
+        assert close(got, (F(3, 6) + second) * F(5, 6)), floor
