@@ -524,10 +524,28 @@ class Target:
         _check_defence(self.invulnerable, self.feel_no_pain, self.damage_reduction, where)
 
 
-class RerollPolicy(str, Enum):
+class _Spelled(str, Enum):
+    """A choice read from its value in any case, with ``_`` or a space for ``-``
+    (``NON_CRIT``, ``non crit``: ``non-crit``), or from one of the class's ``_aliases()``."""
+
+    @classmethod
+    def _aliases(cls) -> dict[str, str]:
+        return {}
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        if not isinstance(value, str):
+            return None
+        text = "-".join(value.strip().lower().replace("_", " ").replace("-", " ").split())
+        text = cls._aliases().get(text, text)
+        return next((m for m in cls if m.value == text), None)
+
+
+class RerollPolicy(_Spelled):
     """Which Hit or Wound rolls are re-rolled (R-3). ``non-crit`` and ``best`` need a full
     re-roll ("you can re-roll the Hit roll"): ``non-crit`` re-rolls every result that is not
-    critical; ``best`` re-rolls a result iff a fresh roll is worth more on average (R-3.5)."""
+    critical; ``best`` re-rolls a result iff a fresh roll is worth more on average (R-3.5),
+    also read as ``ev-optimal``, the specification's name for it."""
 
     NONE = "none"
     ONES = "ones"
@@ -535,8 +553,12 @@ class RerollPolicy(str, Enum):
     NON_CRIT = "non-crit"
     BEST = "best"
 
+    @classmethod
+    def _aliases(cls) -> dict[str, str]:
+        return {"ev-optimal": "best", "non-critical": "non-crit"}
 
-class DamageReroll(str, Enum):
+
+class DamageReroll(_Spelled):
     """Re-rolls of Damage rolls: ``ones`` re-rolls a roll whose dice show a total of 1;
     ``below-average`` re-rolls a result below the average of a fresh roll."""
 
@@ -545,7 +567,7 @@ class DamageReroll(str, Enum):
     BELOW_AVERAGE = "below-average"
 
 
-class SaveReroll(str, Enum):
+class SaveReroll(_Spelled):
     """The defender's re-rolls of saving throws."""
 
     NONE = "none"
@@ -553,7 +575,7 @@ class SaveReroll(str, Enum):
     FAILED = "failed"
 
 
-class CommandReroll(str, Enum):
+class CommandReroll(_Spelled):
     """Which roll the attacker's (or, for ``save``, the defender's) Command Re-roll is kept for:
     one die per attack sequence (R-3.7)."""
 

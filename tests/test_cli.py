@@ -410,3 +410,33 @@ def test_m85_profiles_show_lists_the_enhancements_a_unit_may_take() -> None:
     flat = " ".join(r.output.split())
     assert ("enhancements, for the rosters that list one: Omnissian Champion: +4 Wounds (its bearer); Sanctuary: a "
             "5+ invulnerable save (its bearer)") in flat
+
+
+@pytest.mark.parametrize("spelled", ["non-crit", "non_crit", "NON-CRIT", "non crit", "best", "ev_optimal", "EV-OPTIMAL"])
+def test_r3_5_fishing_under_every_spelling_of_its_choices(spelled: str) -> None:
+    """R-3.5's test line: Lethal Hits at BS3+ against T12 (wounds on 6+) fishing for 6s gives 3/8
+    wounds an attack (1/6 crits a die, re-rolling the other 5/6: 1/6 + 5/6 x 1/6 = 11/36 auto-wounds,
+    and the normal hits of the re-rolls, 5/6 x 3/6, wound on 6s: 11/36 + 15/216 = 81/216 = 3/8),
+    against 1/3 with `failed`. The specification calls the choices non_crit and ev_optimal; any
+    case and `_` for `-` are read, and a name that is none of them is refused (exit 2)."""
+    d = _json("shoot", "A1 BS3+ S4 AP0 D1 [LETHAL HITS]", "-t", "T12 SV7+ W100", "--reroll-hits", spelled, "--exact")
+    assert abs(d["damage"]["mean"] - 3 / 8) < 1e-12
+    assert d["context"]["reroll_hits"] in ("non-crit", "best")
+    failed = _json("shoot", "A1 BS3+ S4 AP0 D1 [LETHAL HITS]", "-t", "T12 SV7+ W100", "--reroll-hits", "FAILED",
+                   "--exact")
+    assert abs(failed["damage"]["mean"] - 1 / 3) < 1e-12
+
+
+def test_reroll_choices_read_alike_in_the_library_and_compare(tmp_path) -> None:
+    import mathhammer
+
+    gun, target = "A1 BS3+ S4 AP0 D1 [LETHAL HITS]", "T12 SV7+ W100"
+    assert abs(mathhammer.run(gun, target, method="exact", reroll_hits="ev_optimal").damage.mean() - 3 / 8) < 1e-12
+    sheet = tmp_path / "rows.csv"
+    sheet.write_text(f"name,weapon,reroll_hits,reroll_damage\nfish,{gun},Non_Crit,below_average\n", encoding="utf-8")
+    r = runner.invoke(app, ["compare", str(sheet), "-t", target, "--exact", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert abs(json.loads(r.stdout)["records"][0]["damage"]["mean"] - 3 / 8) < 1e-12
+    bad = runner.invoke(app, ["shoot", gun, "-t", target, "--reroll-hits", "fish", "--exact"])
+    assert bad.exit_code == 2 and "'fish' is not one of 'none', 'ones', 'failed', 'non-crit', 'best'" in bad.output
+    assert "Traceback" not in bad.output

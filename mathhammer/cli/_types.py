@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ._click import Context, Parameter, ParamType
+from ._click import CompletionItem, Context, Parameter, ParamType
 
-__all__ = ["Folder", "WholeNumber", "option_name", "parse_whole"]
+__all__ = ["Choice", "Folder", "WholeNumber", "option_name", "parse_whole"]
 
 #: ``1000000``, ``1_000_000`` (Python's grouping) or ``1,000,000`` (the help's own spelling),
 #: optionally signed. ASCII digits only: ``int()`` would also read ``٣`` or ``２``.
@@ -102,3 +103,30 @@ class Folder(ParamType):
             raise InputError("empty folder name", where=option_name(param), value=str(value),
                              hint="give a folder, or . for the current one")
         return Path(str(value))
+
+
+class Choice(ParamType):
+    """One of an Enum's values, read as the Enum reads them (its choices in any case, ``_`` or a
+    space for ``-``, and its aliases: ``non_crit``, ``ev_optimal``); anything else is a usage
+    error listing the values (exit 2)."""
+
+    name = "choice"
+
+    def __init__(self, kind: type[Enum]) -> None:
+        self.kind = kind
+
+    def get_metavar(self, param: Parameter, ctx: Context | None = None) -> str:
+        return "[" + "|".join(str(m.value) for m in self.kind) + "]"
+
+    def shell_complete(self, ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:
+        """The values that start with what was typed (any case)."""
+        typed = incomplete.lower()
+        return [CompletionItem(str(m.value)) for m in self.kind if str(m.value).startswith(typed)]
+
+    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Any:
+        """The member's value (typer then turns the value into the member: it would turn
+        anything else, a member included, into None)."""
+        try:
+            return self.kind(value).value
+        except ValueError:
+            self.fail(f"{value!r} is not one of {', '.join(repr(m.value) for m in self.kind)}.", param, ctx)

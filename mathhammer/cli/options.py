@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..limits import MAX_ATTACKING_MODELS, MAX_DAMAGE_MOD, MAX_ROLL_MOD, MAX_TARGET_MODELS, MAX_TRIALS
 from ..model import Allocation, CommandReroll, DamageReroll, FtggWording, Method, RerollPolicy, RulesVersion, SaveReroll
 from ..render import OutputFormat
-from ._types import Folder, WholeNumber
+from ._types import Choice, Folder, WholeNumber
 
 __all__ = ["MAX_ROLL_MOD", "MAX_SEED", "OutputFormat", "WholeNumber"]
 
@@ -146,23 +146,23 @@ CritWoundOpt = Annotated[int | None, typer.Option(
     help="Critical Wounds on an unmodified N+ (2-6; default 6).",
 )]
 RerollHitsOpt = Annotated[RerollPolicy | None, typer.Option(
-    "--reroll-hits", case_sensitive=False,
-    help="Re-roll Hit rolls: none, ones, failed, non-crit or best.",
+    "--reroll-hits", click_type=Choice(RerollPolicy),
+    help="Re-roll Hit rolls: none, ones, failed, non-crit or best (also read: non_crit, ev_optimal).",
 )]
 RerollWoundsOpt = Annotated[RerollPolicy | None, typer.Option(
-    "--reroll-wounds", case_sensitive=False,
-    help="Re-roll Wound rolls: none, ones, failed, non-crit or best.",
+    "--reroll-wounds", click_type=Choice(RerollPolicy),
+    help="Re-roll Wound rolls: none, ones, failed, non-crit or best (also read: non_crit, ev_optimal).",
 )]
 RerollDamageOpt = Annotated[DamageReroll | None, typer.Option(
-    "--reroll-damage", case_sensitive=False,
+    "--reroll-damage", click_type=Choice(DamageReroll),
     help="Re-roll Damage rolls: none, ones or below-average.",
 )]
 RerollSavesOpt = Annotated[SaveReroll | None, typer.Option(
-    "--reroll-saves", case_sensitive=False,
+    "--reroll-saves", click_type=Choice(SaveReroll),
     help="The defender re-rolls saving throws: none, ones or failed.",
 )]
 CommandRerollOpt = Annotated[CommandReroll, typer.Option(
-    "--command-reroll", case_sensitive=False,
+    "--command-reroll", click_type=Choice(CommandReroll),
     help="Command Re-roll (one die per attack sequence): none, hit, wound, damage, save or attacks.",
 )]
 SkillFloorOpt = Annotated[int, typer.Option(
