@@ -172,6 +172,20 @@ def _pair_table(outcomes: tuple[int, ...], mask: tuple[int, ...], fail: int = ru
     return table
 
 
+def _crit_thresholds(given: int, successful: bool) -> tuple[int, int]:
+    """(the unmodified roll from which a result is critical whatever it is, the one from which it
+    is critical when it succeeds): a threshold of --crit-hit / --crit-wound is the first,
+    unless its rule says "a *successful* unmodified roll" (A7, ``successful``), then the second
+    (the natural 6 stays the first)."""
+    if successful and given < 6:
+        return 6, given
+    return given, 7
+
+
+def _first_critical(out: tuple[int, ...]) -> int:
+    """The lowest face of ``out`` that is critical (7: none)."""
+    return next((f for f in rules.FACES if out[f] == rules.CRIT), 7)
+
 def _needed(outcomes: tuple[int, ...]) -> int | None:
     """Smallest unmodified face that succeeds (None: none does)."""
     return next((f for f in range(1, 7) if outcomes[f] != rules.FAIL), None)
@@ -661,7 +675,7 @@ class _Compiler:
         elif ctx.charged:
             n.warn("--charged has no effect: the weapon has no LANCE", unused="--charged")
         mod = self._modifier("Wound", parts)
-        crit_on = ctx.crit_wound
+        crit_on, successful_on = _crit_thresholds(ctx.crit_wound, ctx.crit_successful)
         antis = [(a, a.value.plus) for a in w.abilities if a.ability is Ability.ANTI and a.value is not None]
         applying = [a for a, _ in antis if a.keyword in t.keywords]
         # what the output names: the ANTI that applies (the lowest threshold), else the first listed
@@ -679,8 +693,12 @@ class _Compiler:
                     n.warn(f"{a} has no effect: the target is not {a.keyword}, but is {near[0]} "
                            f"(a misspelling of {a.keyword}?)")
         if ctx.crit_wound != 6:
-            n.rule("R-2.3", f"Critical Wounds on {ctx.crit_wound}+ (--crit-wound)")
-        out = rules.wound_outcomes(base, mod, crit_on)
+            n.rule("R-2.3", f"Critical Wounds on {ctx.crit_wound}+ (--crit-wound" + (
+                "; A7: a successful unmodified roll, --crit-successful: one that fails stays a failure)"
+                if ctx.crit_successful else ")"))
+        out = rules.wound_outcomes(base, mod, crit_on, successful_on)
+        if successful_on < 7:
+            crit_on = _first_critical(out)
         if mod:
             n.rule("R-5.2", f"wounds on {_needed(out)}+ after the modifier")
         twin = w.has(Ability.TWIN_LINKED)
@@ -789,14 +807,18 @@ class _Compiler:
         elif w.has(Ability.INDIRECT_FIRE):
             n.rule("R-2.7", "INDIRECT FIRE: the target is visible (--not-visible not given): no effect")
         mod = self._modifier("Hit", parts)
-        crit_on = ctx.crit_hit
+        crit_on, successful_on = _crit_thresholds(ctx.crit_hit, ctx.crit_successful)
         if ctx.crit_hit != 6:
-            n.rule("R-2.3", f"Critical Hits on {ctx.crit_hit}+ (--crit-hit; A7: an unmodified {ctx.crit_hit}+ "
-                   "always hits)")
+            n.rule("R-2.3", f"Critical Hits on {ctx.crit_hit}+ (--crit-hit; A7: " + (
+                f"a successful unmodified {ctx.crit_hit}+ (--crit-successful): one that misses stays a miss)"
+                if ctx.crit_successful else f"an unmodified {ctx.crit_hit}+ always hits)"))
         if ctx.overwatch:
             n.rule("R-2.9", "Fire Overwatch: hits only on an unmodified 6, which is a Critical Hit")
             crit_on = 6
-        out = rules.hit_outcomes(skill, mod, crit_on, overwatch=ctx.overwatch, fails_upto=fails_upto)
+        out = rules.hit_outcomes(skill, mod, crit_on, overwatch=ctx.overwatch, fails_upto=fails_upto,
+                                 successful_on=successful_on)
+        if successful_on < 7:
+            crit_on = _first_critical(out)
         needed = _needed(out)
         n.rule("R-2.1", f"{label}{skill}+ with {mod:+d}: " + (f"hits on {needed}+" if needed else "cannot hit"))
         policy = ctx.reroll_hits

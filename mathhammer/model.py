@@ -654,6 +654,8 @@ class Situation:
     rules: RulesVersion = RulesVersion.CURRENT
     #: the best BS/WS that characteristic changes can make (N: N+; ruling A1); 0: no limit
     skill_floor: int = 0
+    #: the rule behind --crit-hit / --crit-wound says "a *successful* unmodified roll of N+" (A7)
+    crit_successful: bool = False
 
 
 
@@ -729,6 +731,7 @@ class Context:
     command_reroll: CommandReroll = CommandReroll.NONE
     rules: RulesVersion = RulesVersion.CURRENT
     skill_floor: int = 0
+    crit_successful: bool = False
 
     @classmethod
     def of(cls, *, situation: Situation = Situation(), attacker: AttackerSide = AttackerSide(),

@@ -67,11 +67,13 @@ def cover_applies(*, cover: bool, ignores_cover: bool, melee: bool, save: int, a
     return cover and not ignores_cover and not melee and not (save <= 3 and ap == 0)
 
 
-def _roll_outcomes(target: int | None, modifier: int, crit_on: int, fails_upto: int = 1) -> tuple[int, ...]:
+def _roll_outcomes(target: int | None, modifier: int, crit_on: int, fails_upto: int = 1,
+                   successful_on: int = 7) -> tuple[int, ...]:
     """R-0.5/R-2.1/R-5.2: an unmodified roll of ``fails_upto`` or less fails (1, or 1-3 for
     Indirect Fire, R-2.7, which wins over a critical threshold); otherwise an unmodified
-    crit_on+ is critical and succeeds (A7); otherwise success iff unmodified + modifier >= target
-    (``None``: can never succeed)."""
+    crit_on+ is critical and succeeds (A7); otherwise an unmodified ``successful_on``+ is
+    critical if it succeeds (A7's "a *successful* unmodified roll of N+"); otherwise success iff
+    unmodified + modifier >= target (``None``: can never succeed)."""
     out = [FAIL]
     for face in FACES:
         if face <= fails_upto:
@@ -80,24 +82,27 @@ def _roll_outcomes(target: int | None, modifier: int, crit_on: int, fails_upto: 
             out.append(CRIT)
         elif target is None:
             out.append(FAIL)
+        elif face + modifier >= target:
+            out.append(CRIT if face >= successful_on else SUCCESS)
         else:
-            out.append(SUCCESS if face + modifier >= target else FAIL)
+            out.append(FAIL)
     return tuple(out)
 
 
 def hit_outcomes(skill: int, modifier: int, crit_on: int = 6, *, overwatch: bool = False,
-                 fails_upto: int = 1) -> tuple[int, ...]:
+                 fails_upto: int = 1, successful_on: int = 7) -> tuple[int, ...]:
     """R-2.1/R-2.2/R-2.3: FAIL/SUCCESS/CRIT for each face of the Hit roll (modifier already
-    capped; ``skill`` after characteristic changes, R-0.4). Fire Overwatch (R-2.9): only an
-    unmodified 6 hits, and it is critical."""
+    capped; ``skill`` after characteristic changes, R-0.4); ``successful_on``: critical only
+    when it hits (A7). Fire Overwatch (R-2.9): only an unmodified 6 hits, and it is critical."""
     if overwatch:
         return (FAIL, FAIL, FAIL, FAIL, FAIL, FAIL, CRIT)
-    return _roll_outcomes(skill, modifier, crit_on, fails_upto)
+    return _roll_outcomes(skill, modifier, crit_on, fails_upto, successful_on)
 
 
-def wound_outcomes(threshold: int, modifier: int, crit_on: int = 6) -> tuple[int, ...]:
-    """R-5.1/R-5.2: FAIL/SUCCESS/CRIT for each face of the Wound roll (modifier already capped)."""
-    return _roll_outcomes(threshold, modifier, crit_on)
+def wound_outcomes(threshold: int, modifier: int, crit_on: int = 6, successful_on: int = 7) -> tuple[int, ...]:
+    """R-5.1/R-5.2: FAIL/SUCCESS/CRIT for each face of the Wound roll (modifier already capped);
+    ``successful_on``: critical only when it wounds (A7)."""
+    return _roll_outcomes(threshold, modifier, crit_on, successful_on=successful_on)
 
 
 def reroll_mask(outcomes: tuple[int, ...], policy: RerollPolicy,

@@ -330,3 +330,19 @@ def test_r11_2_an_army_rule_one_weapon_group_uses_is_not_warned_about_for_a_torr
     # the torrent alone: warned about, once
     alone = compile_matchup(mathhammer.build([torrent, torrent], target, guided=True).matchup)
     assert alone.plan.warnings.count("For the Greater Good has no effect: TORRENT makes no Hit roll") == 1
+
+
+def test_A7_the_successful_wording_of_a_critical_threshold() -> None:
+    """A7: "Critical Hit on an unmodified 5+" makes a 5 a Critical Hit even where it would miss;
+    "a *successful* unmodified 5+" (crit_successful) leaves a 5 that misses a miss, and one that
+    hits critical. A natural 6 and ANTI's threshold are critical under either wording."""
+    assert faces(comp("A1 BS6+ S4 AP0 D1", crit_hit=5), Stage.HIT, 2) == [5, 6]
+    assert faces(comp("A1 BS6+ S4 AP0 D1", crit_hit=5, crit_successful=True), Stage.HIT, 2) == [6]
+    assert faces(comp("A1 BS6+ S4 AP0 D1", crit_hit=5, crit_successful=True), Stage.HIT) == [6]
+    assert faces(comp("A1 BS4+ S4 AP0 D1", crit_hit=5, crit_successful=True), Stage.HIT, 2) == [5, 6]
+    assert faces(comp("A1 BS3+ S4 AP0 D1", crit_hit=2, hit_mod=-1, crit_successful=True), Stage.HIT, 2) == [4, 5, 6]
+    # S4 vs T8 wounds on 6+: a 4 wounds only as a Critical Wound, and the successful wording says it does not
+    assert faces(comp("A1 BS3+ S4 AP0 D1", "T8 SV3+ W2", crit_wound=4), Stage.WOUND, 2) == [4, 5, 6]
+    assert faces(comp("A1 BS3+ S4 AP0 D1", "T8 SV3+ W2", crit_wound=4, crit_successful=True), Stage.WOUND, 2) == [6]
+    anti = comp("A1 BS3+ S4 AP0 D1 [ANTI-VEHICLE 4+]", "T8 SV3+ W2 [VEHICLE]", crit_wound=5, crit_successful=True)
+    assert faces(anti, Stage.WOUND, 2) == [4, 5, 6]

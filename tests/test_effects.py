@@ -622,3 +622,21 @@ def test_a1_skill_floor_limits_what_army_rules_and_a_weapons_own_modifiers_give(
         attack = replace(attack, matchup=replace(attack.matchup, weapons=(first, own)))
         got = mathhammer.run_attack(attack, method="exact").damage.mean()
         assert close(got, (F(3, 6) + second) * F(5, 6)), floor
+
+
+def test_a7_crit_successful_on_the_command_line() -> None:
+    """BS6+ with Critical Hits on 5+ and Sustained Hits 1, S8 vs T4 (2+), AP-6 against Sv6+ (no
+    save): 2/6 crits of 2 hits each = 4/6 hits, x 5/6 = 5/9; under the successful wording only
+    the 6 hits (2 hits on 1/6 of the attacks), x 5/6 = 5/18. Both engines, JSON and explain."""
+    args = ["shoot", "A1 BS6+ S8 AP-6 D1 [SUSTAINED HITS 1]", "-t", OPEN, "--crit-hit", "5", "-f", "json"]
+    either = json.loads(cli(*args, "--exact").stdout)
+    successful = json.loads(cli(*args, "--exact", "--crit-successful").stdout)
+    assert close(either["damage"]["mean"], F(5, 9)) and close(successful["damage"]["mean"], F(5, 18))
+    assert (either["context"]["crit_successful"], successful["context"]["crit_successful"]) == (False, True)
+    assert successful["thresholds"]["hit"]["critical_on"] == 6
+    assert any("A7: a successful unmodified 5+" in line for line in successful["explain"])
+    sim = json.loads(cli(*args, "--crit-successful", "--trials", "200000", "--seed", "9").stdout)["damage"]
+    assert abs(sim["mean"] - float(F(5, 18))) < 5 * sim["sem"]  # 5/9 is far outside
+    fought = json.loads(cli("fight", "A1 WS6+ S8 AP-6 D1 [SUSTAINED HITS 1]", "-t", OPEN, "--crit-hit", "5",
+                            "--crit-successful", "--exact", "-f", "json").stdout)
+    assert close(fought["damage"]["mean"], F(5, 18))

@@ -165,6 +165,11 @@ CommandRerollOpt = Annotated[CommandReroll, typer.Option(
     "--command-reroll", click_type=Choice(CommandReroll),
     help="Command Re-roll (one die per attack sequence): none, hit, wound, damage, save or attacks.",
 )]
+CritSuccessfulOpt = Annotated[bool, typer.Option(
+    "--crit-successful",
+    help="The rule behind --crit-hit / --crit-wound says 'a successful unmodified roll of N+': one that fails "
+         "is not critical (ruling A7; default: any unmodified N+ is critical and succeeds).",
+)]
 SkillFloorOpt = Annotated[int, typer.Option(
     "--skill-floor", click_type=_whole(0, 6), metavar="N",
     help="Characteristic changes never make BS/WS better than N+ (2-6; default 0: no limit, ruling A1).",

@@ -44,8 +44,8 @@ MeleeWeaponArg = Annotated[list[str], typer.Argument(
 _RUN = ("trials", "seed", "threads", "target_models", "exact", "method", "wounds_left", "allocation", "only",
         "exclude", "svg", "html", "stages", "roster", "target_roster", "faction", "embarked")
 _SHOOT_FLAGS = ("models", "cover", "half_range", "stationary", "not_visible", "overwatch", "charged", "command_reroll",
-                "rules", "skill_floor")
-_FIGHT_FLAGS = ("models", "charged", "command_reroll", "rules", "skill_floor")
+                "rules", "skill_floor", "crit_successful")
+_FIGHT_FLAGS = ("models", "charged", "command_reroll", "rules", "skill_floor", "crit_successful")
 #: The battle: army rules, detachment and stratagems (the effects layer).
 _SHOOT_BATTLE = ("round", "detachment", "stratagem", "guided", "observer", "spotted", "markerlight", "range", "trap",
                  "ftgg")
@@ -163,6 +163,7 @@ def shoot(
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
     skill_floor: o.SkillFloorOpt = 0,
+    crit_successful: o.CritSuccessfulOpt = False,
     detachment: o.DetachmentOpt = None,
     round: o.RoundOpt = None,  # noqa: A002 - the option's name
     stratagem: o.StratagemOpt = None,
@@ -225,6 +226,7 @@ def fight(
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
     skill_floor: o.SkillFloorOpt = 0,
+    crit_successful: o.CritSuccessfulOpt = False,
     detachment: o.DetachmentOpt = None,
     round: o.RoundOpt = None,  # noqa: A002 - the option's name
     stratagem: o.StratagemOpt = None,

@@ -144,6 +144,7 @@ def sweep(
     command_reroll: o.CommandRerollOpt = CommandReroll.NONE,
     rules: o.RulesOpt = RulesVersion.CURRENT,
     skill_floor: o.SkillFloorOpt = 0,
+    crit_successful: o.CritSuccessfulOpt = False,
     detachment: o.DetachmentOpt = None,
     round: o.RoundOpt = None,  # noqa: A002 - the option's name
     stratagem: o.StratagemOpt = None,

@@ -103,7 +103,7 @@ def result_columns() -> tuple[str, ...]:
 
 #: Context keys added after the CSV's columns were first published: their columns come last,
 #: so a script that reads the columns by position keeps working.
-_LATER_CONTEXT = ("skill_floor",)
+_LATER_CONTEXT = ("skill_floor", "crit_successful")
 
 
 def rows_json(dist: Distribution, block: int = ROW_BLOCK) -> RawJSON:
