@@ -699,6 +699,9 @@ class _Compiler:
         out = rules.wound_outcomes(base, mod, crit_on, successful_on)
         if successful_on < 7:
             crit_on = _first_critical(out)
+        if ctx.crit_successful and ctx.crit_hit == 6 and ctx.crit_wound == 6:
+            n.warn("--crit-successful has no effect: it words the thresholds of --crit-hit and --crit-wound, and "
+                   "neither is given (an unmodified 6 always succeeds)", unused="--crit-successful")
         if mod:
             n.rule("R-5.2", f"wounds on {_needed(out)}+ after the modifier")
         twin = w.has(Ability.TWIN_LINKED)

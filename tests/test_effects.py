@@ -640,3 +640,12 @@ def test_a7_crit_successful_on_the_command_line() -> None:
     fought = json.loads(cli("fight", "A1 WS6+ S8 AP-6 D1 [SUSTAINED HITS 1]", "-t", OPEN, "--crit-hit", "5",
                             "--crit-successful", "--exact", "-f", "json").stdout)
     assert close(fought["damage"]["mean"], F(5, 18))
+
+
+def test_a7_crit_successful_alone_is_said_to_change_nothing() -> None:
+    d = json.loads(cli("shoot", "A1 BS6+ S8 AP-6 D1", "-t", OPEN, "--crit-successful", "--exact", "-f", "json").stdout)
+    assert close(d["damage"]["mean"], F(1, 6) * F(5, 6))
+    assert any(w.startswith("--crit-successful has no effect") for w in d["warnings"])
+    d = json.loads(cli("shoot", "A1 BS6+ S8 AP-6 D1", "-t", OPEN, "--crit-successful", "--crit-wound", "5", "--exact",
+                       "-f", "json").stdout)
+    assert not any("--crit-successful" in w for w in d["warnings"])
