@@ -513,6 +513,8 @@ class _Compiler:
         self.flags = Flag(0)
         self.info: dict[str, dict[str, Any]] = {}
         self.last_modifier: dict[str, Any] = {}
+        #: whether --crit-successful changes the Wound or the Hit roll's outcomes (A7)
+        self._successful_matters = False
 
     def run(self) -> Compiled:
         m, n = self.m, self.notes
@@ -676,13 +678,14 @@ class _Compiler:
             n.warn("--charged has no effect: the weapon has no LANCE", unused="--charged")
         mod = self._modifier("Wound", parts)
         crit_on, successful_on = _crit_thresholds(ctx.crit_wound, ctx.crit_successful)
+        plain_on = ctx.crit_wound  # (the thresholds under A7's first wording, to tell whether the second matters)
         antis = [(a, a.value.plus) for a in w.abilities if a.ability is Ability.ANTI and a.value is not None]
         applying = [a for a, _ in antis if a.keyword in t.keywords]
         # what the output names: the ANTI that applies (the lowest threshold), else the first listed
         anti = max(applying, key=lambda a: a.rank) if applying else (antis[0][0] if antis else None)
         for a, x in antis:
             if a.keyword in t.keywords:
-                crit_on = min(crit_on, x)
+                crit_on, plain_on = min(crit_on, x), min(plain_on, x)
                 n.rule("R-5.5", f"{a}: the target is {a.keyword}: Critical Wounds on {x}+")
             else:
                 n.rule("R-5.5", f"{a}: no effect, the target is not {a.keyword}")
@@ -697,11 +700,8 @@ class _Compiler:
                 "; A7: a successful unmodified roll, --crit-successful: one that fails stays a failure)"
                 if ctx.crit_successful else ")"))
         out = rules.wound_outcomes(base, mod, crit_on, successful_on)
-        if successful_on < 7:
-            crit_on = _first_critical(out)
-        if ctx.crit_successful and ctx.crit_hit == 6 and ctx.crit_wound == 6:
-            n.warn("--crit-successful has no effect: it words the thresholds of --crit-hit and --crit-wound, and "
-                   "neither is given (an unmodified 6 always succeeds)", unused="--crit-successful")
+        crit_on = _first_critical(out)
+        self._successful_matters = out != rules.wound_outcomes(base, mod, plain_on)
         if mod:
             n.rule("R-5.2", f"wounds on {_needed(out)}+ after the modifier")
         twin = w.has(Ability.TWIN_LINKED)
@@ -748,6 +748,13 @@ class _Compiler:
         return sum((self.maps[Roll.SUSTAINED, raw] * p for raw, p in raw_pmf.items()), Fraction(0))
 
     # -- hit roll (R-2, R-3) --------------------------------------------------------------------
+    def _warn_unused_wording(self) -> None:
+        """Warn when --crit-successful changes neither the Hit nor the Wound roll's outcomes (every
+        roll its thresholds make critical succeeds anyway; run after :meth:`_wound`)."""
+        if self.m.context.crit_successful and not self._successful_matters:
+            self.notes.warn("--crit-successful has no effect: every roll --crit-hit or --crit-wound makes critical "
+                            "succeeds anyway (or neither is given)", unused="--crit-successful")
+
     def _hit(self, values: tuple[Fraction, Fraction, Fraction]) -> None:
         self.notes.stage = "hit"
         m, n = self.m, self.notes
@@ -764,6 +771,7 @@ class _Compiler:
                     n.warn(f"{opt} has no effect: TORRENT makes no Hit roll", unused=opt)
             if ctx.overwatch:
                 n.rule("A13", "Fire Overwatch: TORRENT still hits automatically")
+            self._warn_unused_wording()
             self.info["hit"] = {"automatic": True, "skill": None, "needed": None, "critical_on": None,
                                 "modifier": {"requested": 0, "applied": 0, "clamped": False}, "reroll": "none"}
             return
@@ -811,17 +819,21 @@ class _Compiler:
             n.rule("R-2.7", "INDIRECT FIRE: the target is visible (--not-visible not given): no effect")
         mod = self._modifier("Hit", parts)
         crit_on, successful_on = _crit_thresholds(ctx.crit_hit, ctx.crit_successful)
-        if ctx.crit_hit != 6:
-            n.rule("R-2.3", f"Critical Hits on {ctx.crit_hit}+ (--crit-hit; A7: " + (
-                f"a successful unmodified {ctx.crit_hit}+ (--crit-successful): one that misses stays a miss)"
-                if ctx.crit_successful else f"an unmodified {ctx.crit_hit}+ always hits)"))
         if ctx.overwatch:
             n.rule("R-2.9", "Fire Overwatch: hits only on an unmodified 6, which is a Critical Hit")
             crit_on = 6
         out = rules.hit_outcomes(skill, mod, crit_on, overwatch=ctx.overwatch, fails_upto=fails_upto,
                                  successful_on=successful_on)
-        if successful_on < 7:
-            crit_on = _first_critical(out)
+        plain = rules.hit_outcomes(skill, mod, ctx.crit_hit, overwatch=ctx.overwatch, fails_upto=fails_upto)
+        self._successful_matters = self._successful_matters or out != plain
+        self._warn_unused_wording()
+        crit_on = _first_critical(out)  # (an INDIRECT FIRE 1-3 fails whatever the threshold: M16)
+        if ctx.crit_hit != 6:
+            n.rule("R-2.3", f"Critical Hits on {ctx.crit_hit}+ (--crit-hit; A7: " + (
+                f"a successful unmodified {ctx.crit_hit}+ (--crit-successful): one that misses stays a miss)"
+                if ctx.crit_successful else f"an unmodified {ctx.crit_hit}+ always hits)")
+                + ("" if ctx.overwatch or crit_on == ctx.crit_hit or ctx.crit_successful
+                   else f"; INDIRECT FIRE's unmodified 1-{fails_upto} still fail (M16): Critical Hits on {crit_on}+"))
         needed = _needed(out)
         n.rule("R-2.1", f"{label}{skill}+ with {mod:+d}: " + (f"hits on {needed}+" if needed else "cannot hit"))
         policy = ctx.reroll_hits

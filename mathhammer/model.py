@@ -525,8 +525,9 @@ class Target:
 
 
 class _Spelled(str, Enum):
-    """A choice read from its value in any case, with ``_`` or a space for ``-``
-    (``NON_CRIT``, ``non crit``: ``non-crit``), or from one of the class's ``_aliases()``."""
+    """A choice read from its value in any case, with ``_`` or a space for each ``-``
+    (``NON_CRIT``, ``non crit``: ``non-crit``; not ``non--crit``), or from one of the class's
+    ``_aliases()``."""
 
     @classmethod
     def _aliases(cls) -> dict[str, str]:
@@ -536,7 +537,7 @@ class _Spelled(str, Enum):
     def _missing_(cls, value: object) -> Any:
         if not isinstance(value, str):
             return None
-        text = "-".join(value.strip().lower().replace("_", " ").replace("-", " ").split())
+        text = value.strip().lower().replace("_", "-").replace(" ", "-")
         text = cls._aliases().get(text, text)
         return next((m for m in cls if m.value == text), None)
 
@@ -555,7 +556,7 @@ class RerollPolicy(_Spelled):
 
     @classmethod
     def _aliases(cls) -> dict[str, str]:
-        return {"ev-optimal": "best", "non-critical": "non-crit"}
+        return {"ev-optimal": "best"}
 
 
 class DamageReroll(_Spelled):

@@ -346,3 +346,12 @@ def test_A7_the_successful_wording_of_a_critical_threshold() -> None:
     assert faces(comp("A1 BS3+ S4 AP0 D1", "T8 SV3+ W2", crit_wound=4, crit_successful=True), Stage.WOUND, 2) == [6]
     anti = comp("A1 BS3+ S4 AP0 D1 [ANTI-VEHICLE 4+]", "T8 SV3+ W2 [VEHICLE]", crit_wound=5, crit_successful=True)
     assert faces(anti, Stage.WOUND, 2) == [4, 5, 6]
+
+
+def test_M16_indirect_fire_reports_the_critical_hits_it_allows() -> None:
+    """Under INDIRECT FIRE at a unit not visible an unmodified 1-3 fails whatever the critical
+    threshold (M16): with Critical Hits on 3+ the first critical roll is a 4, and that is what
+    the thresholds say."""
+    c = comp("A1 BS4+ S4 AP0 D1 [INDIRECT FIRE]", crit_hit=3, not_visible=True)
+    assert faces(c, Stage.HIT, 2) == [4, 5, 6]
+    assert c.plan.hit["critical_on"] == 4 and "critical on 4+" in c.plan.words

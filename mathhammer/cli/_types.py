@@ -116,7 +116,7 @@ class Choice(ParamType):
         self.kind = kind
 
     def get_metavar(self, param: Parameter, ctx: Context | None = None) -> str:
-        return "[" + "|".join(str(m.value) for m in self.kind) + "]"
+        return "<" + "|".join(str(m.value) for m in self.kind) + ">"
 
     def shell_complete(self, ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:
         """The values that start with what was typed (any case)."""
