@@ -186,6 +186,7 @@ def _first_critical(out: tuple[int, ...]) -> int:
     """The lowest face of ``out`` that is critical (7: none)."""
     return next((f for f in rules.FACES if out[f] == rules.CRIT), 7)
 
+
 def _needed(outcomes: tuple[int, ...]) -> int | None:
     """Smallest unmodified face that succeeds (None: none does)."""
     return next((f for f in range(1, 7) if outcomes[f] != rules.FAIL), None)
