@@ -213,7 +213,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20_000_000)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--small", type=int, default=100_000, help="trials of the short runs on 1 and 2 threads")
+    ap.add_argument("--small", type=int, default=100_000,
+                    help="trials of the short runs on 1 and 2 threads (0: skip them)")
     args = ap.parse_args()
     inputs = reference_inputs()
     for stages in (False, True):  # load / compile the kernel
@@ -242,7 +243,7 @@ def main() -> None:
         print(f"  2 threads / 1 thread (wall): {rows['kernel, 2 threads'][1] / one[1]:.2f}x")
     print(f"  kernel 1 thread / numpy (CPU): {one[0] / rows['numpy, vectorised'][0]:.1f}x;"
           f" with stages: {rows['kernel + stages, 1'][0] / rows['numpy, vectorised'][0]:.1f}x")
-    if numba.config.NUMBA_NUM_THREADS >= 2:
+    if numba.config.NUMBA_NUM_THREADS >= 2 and args.small > 0:
         small_runs(args.small, calls=40)
 
 
