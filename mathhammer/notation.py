@@ -36,7 +36,7 @@ from .limits import MAX_AP, MAX_CHARACTERISTIC, MAX_RANGE, MAX_TARGET_MODELS, MA
 from .model import PARAMETRISED, Ability, AbilitySpec, Allocation, DiceExpr, Target, TargetUnit, Weapon
 
 __all__ = ["looks_inline", "parse_ability", "parse_target", "parse_target_unit", "parse_weapon", "parse_weapon_noted",
-           "split_count"]
+           "spelled_models", "split_count"]
 
 _NAMES = {a.value: a for a in Ability}
 _SPELLINGS = sorted(_NAMES, key=len, reverse=True)
@@ -368,6 +368,20 @@ def split_count(text: str, *, what: str, hi: int, where: str,
     if n > hi:
         raise error(f"a {what} must be at most {hi:,}", where=where, value=shown)
     return n, m["rest"].strip()
+
+
+def spelled_models(text: str) -> str | None:
+    """How an inline target of one model group spells its number of models (``'5x'``,
+    ``'MODELS5'``), or None when it leaves it to the default of one.
+
+    Raises:
+        ProfileError: as :func:`parse_target_unit`, for a malformed group.
+    """
+    count, body = split_count(text.strip(), what="count of models", hi=MAX_TARGET_MODELS, where="--target")
+    if count is not None:
+        return f"{count}x"
+    _, kv = _parse_target(body, "inline target", _GROUP_KEYS)
+    return f"MODELS{kv['MODELS']}" if "MODELS" in kv else None
 
 
 def parse_target_unit(text: str, *, name: str = "", allocation: Allocation = Allocation.DURABLE) -> TargetUnit:

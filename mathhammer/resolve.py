@@ -10,7 +10,7 @@ from typing import Any
 from .errors import InputError, MatchupError, ProfileError
 from .limits import MAX_ATTACKING_MODELS, MAX_TARGET_MODELS
 from .model import Ability, Allocation, Context, TargetUnit, Unit, Weapon, attach, unit_target
-from .notation import looks_inline, parse_target_unit, parse_weapon_noted, split_count
+from .notation import looks_inline, parse_target_unit, parse_weapon_noted, spelled_models, split_count
 from .profiles import Library
 
 __all__ = ["ResolvedTarget", "ResolvedWeapon", "build_context", "resolve_embarked", "resolve_target",
@@ -434,6 +434,10 @@ def _target_part(lib: Library, text: str, models: int | None, allocation: Alloca
             if len(target.groups) > 1:
                 raise InputError("applies to a target of one model group", where="--target-models", value=models,
                                  hint="give each group its count: '9x T5 SV5+ W1; 1x T5 SV5+ W2'")
+            spelled = spelled_models(text)
+            if spelled is not None:  # as for a count before a unit's name: never silently one of them
+                raise InputError("the number of models is given twice", where="--target-models",
+                                 value=f"{models} and {spelled}", hint="give one of them")
             target = replace(target, groups=(replace(target.groups[0], models=models),))
         return target, None
     count, body = split_count(text, what="count of models", hi=MAX_TARGET_MODELS, where="--target")

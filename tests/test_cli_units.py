@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from mathhammer import api
 from mathhammer.cli import app
+from mathhammer.errors import InputError
 
 runner = CliRunner()
 ENV = {"NO_COLOR": "1", "COLUMNS": "120"}
@@ -337,6 +339,18 @@ def test_a_count_before_a_target_unit_is_its_size(folder: Path) -> None:
     assert d["target"]["models"] == 7
     r = run("shoot", ONE_SHOT, "-t", "7x plain squad", "--target-models", "5", "--profiles", str(folder), "--exact")
     assert r.exit_code == 1 and "--target-models: the number of models is given twice" in r.stderr
+
+
+@pytest.mark.parametrize(("target", "spelled"), [("T4 SV3+ W1 MODELS5", "MODELS5"), ("T4 SV3+ W1 MODELS=5", "MODELS5"),
+                                               ("5x T4 SV3+ W1", "5x"), ("5X T4 SV3+ W1 [INFANTRY]", "5x")])
+def test_an_inline_count_and_target_models_are_the_count_given_twice(target: str, spelled: str) -> None:
+    """As for a count before a unit's name: neither silently wins (a Blast weapon's mean
+    differs between 5 and 10 models)."""
+    r = run("shoot", ONE_SHOT, "-t", target, "--target-models", "10", "--exact")
+    assert r.exit_code == 1 and r.stdout == ""
+    assert f"--target-models: the number of models is given twice (got '10 and {spelled}')" in r.stderr
+    with pytest.raises(InputError, match="given twice"):
+        api.target(target, target_models=10)
 
 
 def test_explain_shows_the_allocation() -> None:
