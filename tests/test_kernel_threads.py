@@ -19,6 +19,7 @@ import pytest
 from mathhammer import kernel
 from mathhammer.compile import as_unit, compile_matchup, histogram_widths, monte_carlo_bytes, padded_width
 from mathhammer.engine import montecarlo
+from mathhammer.errors import InputError
 from mathhammer.kernel import _jit, binomial, placement
 from mathhammer.model import Context, Matchup, RerollPolicy
 from mathhammer.notation import parse_target, parse_weapon
@@ -528,3 +529,33 @@ def test_the_calling_thread_watches_the_count_of_finished_chunks(monkeypatch: py
     assert not kernel._finished_soon(None, 5)  # (a call without counters: wait for the reports)
     monkeypatch.setattr(kernel, "_WATCH_SECONDS", 0.0)
     assert not kernel._finished_soon(claims, 5)
+
+
+@pytest.mark.parametrize("value", ["", " ", "abc", "1.5", "0", "-3"])
+def test_a_thread_count_numba_cannot_take_is_an_input_error(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba, once imported, prints a warning with a traceback for a NUMBA_NUM_THREADS it
+    cannot read (an empty one too) and fails for one below 1; a run refuses it first, naming it."""
+    monkeypatch.setenv("NUMBA_NUM_THREADS", value)
+    assert montecarlo.bad_threads_setting() == value
+    with pytest.raises(InputError, match=r"NUMBA_NUM_THREADS \(environment\): must be a whole number of at least 1"):
+        montecarlo.run(_inputs(), trials=100, seed=1)
+
+
+@pytest.mark.parametrize(("value", "threads"), [("1", 1), (" 2 ", 2), ("+3", 3)])
+def test_a_thread_count_numba_takes_is_the_default(value: str, threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NUMBA_NUM_THREADS", value)
+    assert montecarlo.bad_threads_setting() is None and kernel.max_threads() == threads
+
+
+def test_a_bad_thread_count_on_the_command_line_is_one_error_line(tmp_path: Path) -> None:
+    """Whether the kernel would come from numba (which would print its traceback) or not."""
+    import subprocess
+
+    env = {**os.environ, "NUMBA_NUM_THREADS": "abc", "MATHHAMMER_NATIVE_KERNELS": "0",
+           "NUMBA_CACHE_DIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "mathhammer", "shoot", "railgun", "-t", "knight", "--trials", "100"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines()[0] == ("Error: NUMBA_NUM_THREADS (environment): must be a whole number of at least 1"
+                                        " (got 'abc')")
+    assert "Traceback" not in r.stderr and "compiling" not in r.stderr

@@ -15,6 +15,7 @@ before it, and a run with the stage breakdown different ones than a run without.
 from __future__ import annotations
 
 import itertools
+import os
 import secrets
 import time
 from collections.abc import Iterator
@@ -42,7 +43,7 @@ from ..limits import MAX_CHUNKS, MAX_TRIALS, check_count
 from ..result import DamageResult, Distribution, GroupResult, WeaponShare
 from . import _parts
 
-__all__ = ["MAX_TRIALS", "chunk_plan", "chunk_seeds", "draw_seed", "live_compile_status", "run"]
+__all__ = ["MAX_TRIALS", "bad_threads_setting", "chunk_plan", "chunk_seeds", "draw_seed", "live_compile_status", "run"]
 
 #: Trials per chunk before the chunk count reaches MAX_CHUNKS: small, so that runs of a few
 #: thousand trials already have chunks for every thread.
@@ -145,6 +146,19 @@ def check_trials(trials: int) -> None:
         raise InputError(f"must be between 1 and {MAX_TRIALS:,}", where="--trials", value=trials)
 
 
+def bad_threads_setting() -> str | None:
+    """``NUMBA_NUM_THREADS`` when it is set to anything but a whole number of at least 1, else
+    None: numba, once imported, prints a warning with a traceback for a value it cannot read
+    as a whole number with Python's ``int`` (an empty one too) and fails for one below 1."""
+    value = os.environ.get("NUMBA_NUM_THREADS")
+    if value is None:
+        return None
+    try:
+        return None if int(value) >= 1 else value
+    except ValueError:
+        return value
+
+
 def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = None, threads: int | None = None,
         stages: bool = True) -> DamageResult:
     """Simulate ``trials`` attack sequences.
@@ -173,6 +187,10 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
         raise InputError("must be from 0 to 2^63-1", where="--seed", value=seed)
     from .. import kernel
 
+    bad = bad_threads_setting()
+    if bad is not None:  # numba would print a traceback reading it, or fail
+        raise InputError("must be a whole number of at least 1", where="NUMBA_NUM_THREADS (environment)", value=bad,
+                         hint="unset it for every core, or set it to the most threads to use")
     if threads is not None:
         check_count(threads, name="threads", lo=None, hi=None, where="--threads", error=InputError)
     if threads is not None and not 1 <= threads <= kernel.max_threads():
