@@ -823,6 +823,12 @@ class _Compiler:
         if ctx.overwatch:
             n.rule("R-2.9", "Fire Overwatch: hits only on an unmodified 6, which is a Critical Hit")
             crit_on = 6
+            for opt, val in (*self._sources("hit_mod", ctx.hit_mod).items(), ("--crit-hit", ctx.crit_hit != 6),
+                             *self._sources("bs_improve", ctx.bs_improve).items(),
+                             ("--skill-floor", ctx.skill_floor != 0),
+                             ("--stationary", ctx.stationary and w.has(Ability.HEAVY))):
+                if val:
+                    n.warn(f"{opt} has no effect in Fire Overwatch: only an unmodified 6 hits (R-2.9)", unused=opt)
         out = rules.hit_outcomes(skill, mod, crit_on, overwatch=ctx.overwatch, fails_upto=fails_upto,
                                  successful_on=successful_on)
         plain = rules.hit_outcomes(skill, mod, ctx.crit_hit, overwatch=ctx.overwatch, fails_upto=fails_upto)

@@ -322,7 +322,7 @@ def deadly_demise(unit: str | Unit, targets: TargetLike | Sequence[TargetLike] =
                   lib: Library | None = None, target_lib: Library | None = None,
                   method: Method | str = Method.MONTE_CARLO, trials: int = 1_000_000, seed: int | None = None,
                   target_models: int | None = None, wounds_left: int | None = None,
-                  allocation: Allocation | str = Allocation.DURABLE) -> EventResult:
+                  allocation: Allocation | str | None = None) -> EventResult:
     """Deadly Demise (R-10.1) when ``models`` models of ``unit`` are destroyed.
 
     Args:
@@ -333,7 +333,8 @@ def deadly_demise(unit: str | Unit, targets: TargetLike | Sequence[TargetLike] =
         models: how many of its models are destroyed (1 to the unit's size); each rolls its D6.
         lib, target_lib, method, trials, seed: as :func:`tank_shock`.
         target_models, wounds_left, allocation: for one target given as text (with several,
-            write the count in each: ``"5x intercessors"``, ``WOUNDS-LEFT=1``).
+            write the count in each: ``"5x intercessors"``, ``WOUNDS-LEFT=1``); ``allocation``
+            for every target (None: durable), an error without one.
 
     Raises:
         MatchupError: a unit without Deadly Demise, ``models`` above its size;
@@ -344,17 +345,18 @@ def deadly_demise(unit: str | Unit, targets: TargetLike | Sequence[TargetLike] =
     lib = _library(lib)
     x, source, explain = _demise_unit(lib, unit, models)
     given = [targets] if isinstance(targets, (str, ResolvedTarget, TargetUnit, Target)) else list(targets)
-    if not given and (target_models is not None or wounds_left is not None):
-        option = "--target-models" if target_models is not None else "--wounds-left"
+    if not given and (target_models is not None or wounds_left is not None or allocation is not None):
+        option, value = next((o, v) for o, v in (("--target-models", target_models), ("--wounds-left", wounds_left),
+                                                 ("--allocation", allocation)) if v is not None)
         raise InputError("applies to a target, and none is given", where=option,
-                         value=target_models if target_models is not None else wounds_left,
-                         hint="name the units within 6\" with --target")
+                         value=getattr(value, "value", value), hint="name the units within 6\" with --target")
     if len(given) > 1 and (target_models is not None or wounds_left is not None):
         option = "--target-models" if target_models is not None else "--wounds-left"
         raise InputError("applies to one target; with several, give each its own", where=option,
                          value=target_models if target_models is not None else wounds_left,
                          hint="write it in the target: '5x intercessors', 'T4 SV3+ W2 MODELS5 WOUNDS-LEFT=1'")
-    found = _targets(lib if target_lib is None else target_lib, given, target_models, wounds_left, allocation)
+    found = _targets(lib if target_lib is None else target_lib, given, target_models, wounds_left,
+                     Allocation.DURABLE if allocation is None else allocation)
     explain += [f"R-10.1 Deadly Demise {x}: {models} model{'s' if models > 1 else ''} destroyed, each rolls one D6; "
                 f"on a 6 each unit within 6\" suffers {x} mortal wounds"
                 + ("" if x.is_fixed else f", {x} rolled separately for each unit and each model that explodes"),

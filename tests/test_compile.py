@@ -110,6 +110,22 @@ def test_R_2_9_overwatch() -> None:
     assert p_hit(c) == F(1, 6) and p(c, Stage.HIT, 2) == F(1, 6)
 
 
+@pytest.mark.parametrize(("option", "changes"), [("--hit-mod", {"hit_mod": -1}), ("--hit-mod", {"hit_mod": 1}),
+                                                ("--bs-improve", {"bs_improve": 2}), ("--crit-hit", {"crit_hit": 5}),
+                                                ("--skill-floor", {"skill_floor": 3}),
+                                                ("--stationary", {"stationary": True})])
+def test_R_2_9_options_overwatch_makes_useless_are_said_to_change_nothing(option: str, changes: dict[str, object]
+                                                                         ) -> None:
+    """Only an unmodified 6 hits, whatever the BS, modifiers or crit threshold (R-2.9, A7):
+    1/6, every hit critical, and a warning names the option (M22: nothing is ignored silently)."""
+    c = comp("A1 BS3+ S4 AP0 D1 [HEAVY]", overwatch=True, **changes)
+    assert p_hit(c) == F(1, 6) and p(c, Stage.HIT, 2) == F(1, 6)
+    assert [w for w in c.plan.warnings if "Fire Overwatch" in w] == [
+        f"{option} has no effect in Fire Overwatch: only an unmodified 6 hits (R-2.9)"]
+    assert not [w for w in comp("A1 BS3+ S4 AP0 D1 [HEAVY]", overwatch=True, reroll_hits=RerollPolicy.FAILED
+                                ).plan.warnings if "Fire Overwatch" in w]  # a re-roll still can roll a 6
+
+
 def test_A13_torrent_in_overwatch_hits_automatically() -> None:
     c = comp("A D6 BS N/A S4 AP0 D1 [TORRENT]", overwatch=True)
     assert c.plan.hit["automatic"] is True

@@ -121,6 +121,9 @@ def test_deadly_demise_method_both_json() -> None:
     (["deadly-demise", "gunrig", "--models", "2"], "--models: Tidewall Gunrig has 1 model (got 2)"),
     (["deadly-demise", "gunrig", "-t", "knight", "-t", "knight", "--target-models", "3"], "--target-models: applies"),
     (["deadly-demise", "gunrig", "--wounds-left", "1"], "--wounds-left: applies to a target"),
+    (["deadly-demise", "gunrig", "--allocation", "listed"], "--allocation: applies to a target, and none is given"
+                                                             " (got 'listed')"),
+    (["deadly-demise", "gunrig", "--allocation", "durable"], "--allocation: applies to a target"),
     (["deadly-demise", "gunrig", "--faction", "space marines"], "UNIT: unknown"),
 ])
 def test_errors_are_one_line_and_exit_1(args: list[str], fragment: str) -> None:
@@ -138,6 +141,18 @@ def test_errors_are_one_line_and_exit_1(args: list[str], fragment: str) -> None:
 def test_option_values_out_of_range(args: list[str], line: str) -> None:
     r = invoke(*args)
     assert r.exit_code == 1 and r.stderr.startswith(line) and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("command", [["tank-shock", "T10", "-t", "knight"], ["deadly-demise", "D3", "-t", "knight"],
+                                     ["deadly-demise", "D3"]])
+def test_sampling_options_with_exact_are_said_to_change_nothing(command: list[str]) -> None:
+    """As in shoot: nothing is ignored silently, on stderr and in the document's warnings."""
+    said = "--trials, --seed have no effect with --exact: it samples nothing"
+    r = invoke(*command, "--exact", "--trials", "1000", "--seed", "3", "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert said in r.stderr and said in json.loads(r.stdout)["warnings"]
+    r = invoke(*command, "--seed", "3", "--trials", "1000", "-f", "json")  # Monte Carlo: they are used
+    assert r.exit_code == 0 and "no effect" not in r.stderr, r.output
 
 
 def test_a_missing_target_is_a_usage_error() -> None:

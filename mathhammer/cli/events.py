@@ -48,7 +48,11 @@ def _libraries(profiles: list[Path] | None, roster: list[Path] | None, target_ro
     return libraries(profiles or (), rosters=roster or (), target_rosters=target_roster or (), faction=faction)
 
 
-def _emit(result: EventResult, fmt: o.DocumentFormat, explain: bool) -> None:
+def _emit(result: EventResult, fmt: o.DocumentFormat, explain: bool, unused: str | None) -> None:
+    if unused:  # with the result's warnings (the JSON document's too), as in shoot
+        from dataclasses import replace
+
+        result = replace(result, warnings=(*result.warnings, unused))
     for message in result.warnings:
         warn(message)
     if fmt is o.DocumentFormat.JSON:
@@ -65,6 +69,7 @@ def _emit(result: EventResult, fmt: o.DocumentFormat, explain: bool) -> None:
 
 @handle_errors
 def tank_shock(
+    ctx: typer.Context,
     vehicle: VehicleArg,
     target: o.TargetOpt,
     target_models: o.TargetModelsOpt = None,
@@ -88,11 +93,13 @@ def tank_shock(
     chosen = o.chosen_method(exact, method)
     lib, aim_lib = _libraries(profiles, roster, target_roster, faction)
     _emit(run(vehicle, target, lib=lib, target_lib=aim_lib, method=chosen, trials=trials, seed=seed,
-              target_models=target_models, wounds_left=wounds_left, allocation=allocation), fmt, explain)
+              target_models=target_models, wounds_left=wounds_left, allocation=allocation), fmt, explain,
+          o.exact_unused(chosen, o.typed(ctx)))
 
 
 @handle_errors
 def deadly_demise(
+    ctx: typer.Context,
     unit: DemiseUnitArg,
     target: TargetsOpt = None,
     models: DestroyedOpt = 1,
@@ -116,5 +123,7 @@ def deadly_demise(
 
     chosen = o.chosen_method(exact, method)
     lib, aim_lib = _libraries(profiles, roster, target_roster, faction)
+    given = o.typed(ctx)
     _emit(run(unit, list(target or ()), models=models, lib=lib, target_lib=aim_lib, method=chosen, trials=trials,
-              seed=seed, target_models=target_models, wounds_left=wounds_left, allocation=allocation), fmt, explain)
+              seed=seed, target_models=target_models, wounds_left=wounds_left,
+              allocation=allocation if "allocation" in given else None), fmt, explain, o.exact_unused(chosen, given))

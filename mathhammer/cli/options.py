@@ -285,3 +285,16 @@ class DocumentFormat(StrEnum):
 
 DocumentFormatOpt = Annotated[DocumentFormat, typer.Option("--format", "-f", case_sensitive=False,
                                                            help="Output: table or json.")]
+
+
+def typed(ctx: typer.Context) -> tuple[str, ...]:
+    """The parameters of ``ctx``'s command given on the command line (not left at their defaults)."""
+    return tuple(name for name in ctx.params if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE")
+
+
+def exact_unused(method: Method, given: tuple[str, ...]) -> str | None:
+    """The warning for sampling options given with ``--exact`` (``given``: :func:`typed`), or None."""
+    unused = [f"--{name}" for name in ("trials", "seed", "threads") if name in given] if method is Method.EXACT else []
+    if not unused:
+        return None
+    return f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no effect with --exact: it samples nothing"

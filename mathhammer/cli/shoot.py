@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..model import Allocation, CommandReroll, FtggWording, Method, RulesVersion
+from ..model import Allocation, CommandReroll, FtggWording, RulesVersion
 from ..render import OutputFormat
 from . import options as o
 from ._io import (
@@ -79,10 +79,9 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
                      allocation=run["allocation"])
     attack = build(weapons, aim, melee=melee, models=flags["firing_models"], only=run["only"] or (),
                    exclude=run["exclude"] or (), embarked=run.get("embarked") or (), lib=lib, **situation)
-    unused = [f"--{name}" for name in ("trials", "seed", "threads") if name in typed] if method is Method.EXACT else []
+    unused = o.exact_unused(method, typed)
     if unused:  # said with the result's warnings (the JSON document's too), as other options that change nothing
-        attack = replace(attack, notes=(*attack.notes, f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} "
-                                                       "no effect with --exact: it samples nothing"))
+        attack = replace(attack, notes=(*attack.notes, unused))
     with live_compile_status():  # a first-run compile counts its seconds on a terminal
         result = run_attack(attack, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"],
                             stages=run["stages"])
@@ -92,11 +91,6 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
     agreement = result.provenance.get("agreement")
     if agreement is not None and not agreement.agrees:
         raise typer.Exit(ExitCode.DISAGREE)
-
-
-def _typed(ctx: typer.Context) -> tuple[str, ...]:
-    """The parameters given on the command line (not left at their defaults)."""
-    return tuple(name for name in ctx.params if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE")
 
 
 def _emit(result: DamageResult, fmt: OutputFormat, explain: bool, *, svg: Path | None, html: Path | None) -> None:
@@ -185,7 +179,7 @@ def shoot(
     """What do these ranged weapons do to that target? Mean, spread, histogram, models destroyed."""
     values = locals()
     _attack(False, weapon, target, fmt, explain, _pick(values, _RUN), _pick(values, _SHOOT_FLAGS),
-            _pick(values, _MODIFIERS), _pick(values, _SHOOT_BATTLE), profiles, _typed(ctx))
+            _pick(values, _MODIFIERS), _pick(values, _SHOOT_BATTLE), profiles, o.typed(ctx))
 
 
 @handle_errors
@@ -241,4 +235,4 @@ def fight(
     values = locals()
     run = {**_pick(values, tuple(n for n in _RUN if n != "embarked")), "embarked": None}
     _attack(True, weapon, target, fmt, explain, run, _pick(values, _FIGHT_FLAGS),
-            _pick(values, _MODIFIERS), _pick(values, _FIGHT_BATTLE), profiles, _typed(ctx))
+            _pick(values, _MODIFIERS), _pick(values, _FIGHT_BATTLE), profiles, o.typed(ctx))
