@@ -297,7 +297,7 @@ def parse_weapon_noted(text: str, *, name: str = "") -> tuple[Weapon, tuple[str,
                            hint="give BS for a ranged weapon")
     rng = None if skill_key == "WS" else (_int("RANGE", kv["RANGE"].removesuffix('"'), what, MAX_RANGE)
                                           if "RANGE" in kv else 0)
-    notes: list[str] = []
+    notes: list[str] = _repeated_abilities(abilities)
     attacks = dice.parse(kv["A"], where=f"{what}: A")
     strength, ap = _int("S", kv["S"], what, MAX_CHARACTERISTIC), _ap(kv.get("AP", "0"), what)
     damage = _damage(kv["D"], "D" in glued, what, notes)
@@ -307,6 +307,23 @@ def parse_weapon_noted(text: str, *, name: str = "") -> tuple[Weapon, tuple[str,
     except ProfileError as e:  # name what the user typed, not the placeholder name
         raise ProfileError(e.what, where=what, value=e.value, hint=e.hint) from None
     return weapon, tuple(notes)
+
+
+def _repeated_abilities(abilities: tuple[AbilitySpec, ...]) -> list[str]:
+    """A note for each ability written more than once (ANTI: of one keyword): a weapon has it or
+    not, and of several the largest counts (R-4.5, ruling M77)."""
+    groups: dict[tuple[Ability, str], list[AbilitySpec]] = {}
+    for a in abilities:
+        groups.setdefault((a.ability, a.keyword), []).append(a)
+    notes = []
+    for found in groups.values():
+        if len(found) > 1:
+            kept = max(found, key=lambda a: a.rank)  # the first of equals, as Weapon.get
+            same = len({str(a) for a in found}) == 1
+            notes.append(f"{kept} written {len(found)} times: a weapon has an ability or not (R-4.5)" if same else
+                         f"{', '.join(dict.fromkeys(str(a) for a in found))}: one ability written {len(found)} times; "
+                         f"only the largest, {kept}, counts (R-4.5)")
+    return notes
 
 
 def parse_target(text: str, *, name: str = "") -> Target:

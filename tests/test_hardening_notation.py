@@ -211,6 +211,22 @@ def test_glued_dice_plus_is_an_ambiguity_error(token: str) -> None:
     assert repr(token.upper()) in e.message() and f"'D {token.upper()}'" in e.hint
 
 
+@pytest.mark.parametrize(("brackets", "note"), [
+    ("SUSTAINED HITS 1, SUSTAINED HITS 2", "SUSTAINED HITS 1, SUSTAINED HITS 2: one ability written 2 times; only the "
+                                           "largest, SUSTAINED HITS 2, counts (R-4.5)"),
+    ("MELTA 4, MELTA 2", "MELTA 4, MELTA 2: one ability written 2 times; only the largest, MELTA 4, counts (R-4.5)"),
+    ("LETHAL HITS, lethal hits, LETHAL HITS", "LETHAL HITS written 3 times: a weapon has an ability or not (R-4.5)"),
+    ("ANTI-INFANTRY 4+, ANTI-VEHICLE 4+, ANTI-INFANTRY 2+", "ANTI-INFANTRY 4+, ANTI-INFANTRY 2+: one ability written 2"
+                                                          " times; only the largest, ANTI-INFANTRY 2+, counts (R-4.5)"),
+])
+def test_R_4_5_an_ability_written_twice_is_said_to_count_once(brackets: str, note: str) -> None:
+    """Not an error (R-4.5, M77 say which counts), but never silent."""
+    _, notes = parse_weapon_noted(f"{WEAPON} [{brackets}]")
+    assert notes == (note,)
+    _, notes = parse_weapon_noted(f"{WEAPON} [ANTI-INFANTRY 4+, ANTI-VEHICLE 2+, SUSTAINED HITS 1, LETHAL HITS]")
+    assert notes == ()  # two ANTI abilities of different keywords both count (R-5.5)
+
+
 def test_the_warning_reaches_stderr_and_the_json_warnings() -> None:
     r = cli("shoot", "A1 BS3+ S4 AP0 D6", "-t", TARGET, "--exact", "-f", "json")
     assert r.exit_code == 0, r.output
