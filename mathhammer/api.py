@@ -379,7 +379,8 @@ def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
             raise InputError("unknown situation or modifier", where="keyword", value=name,
                              hint=f"did you mean {close[0]!r}?" if close else f"one of: {', '.join(SITUATION)}")
         if melee and name in SHOOTING_ONLY and value:
-            raise InputError("a shooting situation; a melee attack cannot be in it", where=name, value=value)
+            raise InputError("a shooting situation; a melee attack cannot be in it",
+                             where=f"--{name.replace('_', '-')}", value=value)
         if value is None:
             out[name] = None
             continue

@@ -23,8 +23,16 @@ class MathhammerError(Exception):
         """One line: ``<where>: <what> (got <value>)``."""
         text = f"{self.where}: {self.what}" if self.where else self.what
         if self.value is not None:
-            text += f" (got {self.value!r})" if isinstance(self.value, str) else f" (got {self.value})"
+            shown = repr(self.value) if isinstance(self.value, str) else str(self.value)
+            if len(shown) > _SHOWN:  # a pasted file or a runaway script's argument: a line, not a page
+                size = len(self.value) if isinstance(self.value, str) else len(shown)
+                shown = f"{shown[:_SHOWN]}…, {size:,} characters"
+            text += f" (got {shown})"
         return text
+
+
+#: Characters of an offending value an error message shows.
+_SHOWN = 200
 
 
 class ProfileError(MathhammerError):

@@ -168,7 +168,7 @@ def _pairs(tokens: list[str], keys: tuple[str, ...], what: str) -> tuple[dict[st
         tok = tokens[i]
         if not tok.isascii():
             raise ProfileError("only ASCII letters, digits and signs are understood", where=what, value=_shown(tok, 40),
-                               hint="write digits as 0-9")
+                               hint=_ascii_hint(tok))
         short = re.fullmatch(r"([0-9]+\+)(\+\+?)", tok)
         m = key_re.fullmatch(tok)
         if short and "INV" in keys:
@@ -197,6 +197,17 @@ def _pairs(tokens: list[str], keys: tuple[str, ...], what: str) -> tuple[dict[st
     return found, glued
 
 
+#: Signs a word processor or phone writes for the notation's ASCII ones.
+_LOOKALIKES = {"\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2010": "-", "\u2011": "-", "\u2033": '"',
+               "\u201c": '"', "\u201d": '"', "\uff0b": "+", "\u2795": "+"}
+
+
+def _ascii_hint(token: str) -> str:
+    """How to write ``token`` (not ASCII) as the notation reads it: its look-alike signs named."""
+    signs = [f"{c!r} as {_LOOKALIKES[c]}" for c in dict.fromkeys(token) if c in _LOOKALIKES]
+    return f"write {', '.join(signs)} (ASCII)" if signs else "write digits as 0-9 and signs as + - \" (ASCII)"
+
+
 def _next_value(tokens: list[str], i: int, key: str, what: str) -> int:
     """Index of the value of a key written alone (``BS 3+``, ``BS = 3+``)."""
     j = i + 1
@@ -204,8 +215,7 @@ def _next_value(tokens: list[str], i: int, key: str, what: str) -> int:
         j += 1
     if j < len(tokens) and not tokens[j].isascii():
         raise ProfileError("only ASCII letters, digits and signs are understood", where=what,
-                           value=_shown(tokens[j], 40),
-                           hint="write digits as 0-9")
+                           value=_shown(tokens[j], 40), hint=_ascii_hint(tokens[j]))
     if j >= len(tokens) or not re.fullmatch(_VALUE_FORMS[key], tokens[j].lstrip(":="), re.IGNORECASE | re.ASCII):
         after = f"{tokens[j]!r} is not a value for {key}; " if j < len(tokens) else ""
         raise ProfileError(f"{key} has no value", where=what,

@@ -134,6 +134,13 @@ def _keyword(word: str) -> str:
     if not _KEYWORD.fullmatch(text):
         raise InputError("a keyword is letters, digits, spaces, ' and -", where="--keyword", value=word,
                          hint="one keyword per --keyword, e.g. --keyword VEHICLE --keyword STEALTH")
+    from .errors import ProfileError
+    from .notation import parse_target
+
+    try:  # the notation's own check of the words, said of --keyword rather than of a cell's target
+        parse_target(f"T1 SV7+ W1 [{text}]")
+    except ProfileError as e:
+        raise ProfileError(e.what, where="--keyword", value=word, hint=e.hint) from None
     return text.upper()
 
 

@@ -123,6 +123,31 @@ def test_repeatable_options_and_flags_stay_accepted(tmp_path: Any) -> None:
     assert json.loads(r.stdout)["context"]["cover"] is True
 
 
+@pytest.mark.parametrize(("args", "path", "option"), [
+    (["shoot", "railgun", "-t"], "mathhammer shoot", "-t"),
+    (["--debug", "shoot", "railgun", "-t", "knight", "--trials"], "mathhammer shoot", "--trials"),
+    (["profiles", "list", "--kind"], "mathhammer profiles list", "--kind"),
+])
+def test_an_option_without_its_value_names_the_command_it_belongs_to(args: list[str], path: str, option: str
+                                                                      ) -> None:
+    """click raises it without a context: the error named the application, and its hint the
+    application's --help, not the command's."""
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.splitlines() == [f"Error: {path}: Option '{option}' requires an argument.",
+                                     f"  hint: {path} --help"]
+
+
+@pytest.mark.parametrize("where", ["weapon", "target"])
+def test_a_huge_offending_value_is_shown_cut_short(where: str) -> None:
+    """A pasted file as an argument: the error stays a line, saying how long the value was."""
+    huge = "Z" * 100_000
+    r = run("shoot", huge, "-t", "knight", "--exact") if where == "weapon" else run("shoot", "railgun", "-t", huge)
+    assert r.exit_code == 1, r.output
+    first = r.stderr.splitlines()[0]
+    assert first.endswith(f"(got '{'Z' * 199}…, 100,000 characters)") and len(first) < 400
+
+
 # --- 2. whole numbers ------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "value"), [("1e3", 1000), ("1_000", 1000), ("1,000", 1000), ("1.5e3", 1500),

@@ -227,6 +227,15 @@ def test_R_4_5_an_ability_written_twice_is_said_to_count_once(brackets: str, not
     assert notes == ()  # two ANTI abilities of different keywords both count (R-5.5)
 
 
+@pytest.mark.parametrize(("text", "hint"), [("AP\u22121", "write '\u2212' as - (ASCII)"),
+                                          ("AP\u20131", "write '\u2013' as - (ASCII)"),
+                                          ("A\uff12", "write digits as 0-9 and signs as + - \" (ASCII)")])
+def test_a_look_alike_sign_is_named_in_the_hint(text: str, hint: str) -> None:
+    """A word processor's minus sign or dash, not a digit, is what stops the notation."""
+    e = weapon_error(f"A2 BS3+ S4 D1 {text}")
+    assert e.hint == hint
+
+
 def test_the_warning_reaches_stderr_and_the_json_warnings() -> None:
     r = cli("shoot", "A1 BS3+ S4 AP0 D6", "-t", TARGET, "--exact", "-f", "json")
     assert r.exit_code == 0, r.output

@@ -240,7 +240,7 @@ def test_default_wounds_take_all_the_damage(lib) -> None:
     ({"seed": 2**63}, "--seed", "from 0 to"),
     ({"trials": 0}, "--trials", "between 1 and"),
     ({"method": "guess"}, "--method", "not one of"),
-    ({"melee": True, "cover": True}, "cover", "a shooting situation"),
+    ({"melee": True, "cover": True}, "--cover", "a shooting situation"),
     ({"toughness": "5-1"}, "--toughness", "a range must go up"),
 ])
 def test_bad_options_are_input_errors(lib, options, where, what) -> None:

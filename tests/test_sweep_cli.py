@@ -198,7 +198,9 @@ def test_warnings_are_said_once() -> None:
     (("--metric", "median"), 2, "Error: mathhammer sweep: Invalid value for '--metric': 'median' is not one of"),
     (("--keyword", "X]; 9x T1 SV- W1"), 1, "Error: --keyword: a keyword is letters"),
     (("--exact", "--method", "monte-carlo"), 1, "Error: --method: --exact means --method exact"),
-    (("--melee", "--cover"), 1, "Error: cover: a shooting situation"),
+    (("--melee", "--cover"), 1, "Error: --cover: a shooting situation"),
+    (("--keyword", "-2 DAMAGE"), 1, "Error: --keyword: not a keyword nor a defensive ability mathhammer models"
+                                    " (got '-2 DAMAGE')"),
     (("--svg", "no/such/folder/x.svg"), 1, "Error: --svg: "),
     (("-n", "1000", "--exact"), 1, "Error: --wounds: this attack can deal up to"),
     (("--trials", "0"), 1, "Error: --trials: must be between 1 and"),

@@ -73,14 +73,15 @@ class Group(TyperGroup):
             _io.report(e)
             rv = _io.ExitCode.BAD_INPUT
         except Exception as e:
-            rv = _click_error(e, sys.argv[1:] if args is None else list(args))
+            rv = _click_error(e, sys.argv[1:] if args is None else list(args), self)
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-def _click_error(e: Exception, argv: list[str]) -> int:
-    """Print a click exception (vendored inside typer >= 0.29) as one line; its exit code."""
+def _click_error(e: Exception, argv: list[str], root: Any = None) -> int:
+    """Print a click exception (vendored inside typer >= 0.29) as one line; its exit code
+    (``root``: the application's group, to name the command when the exception has no context)."""
     if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):
         raise e
     ctx = getattr(e, "ctx", None)
@@ -94,7 +95,7 @@ def _click_error(e: Exception, argv: list[str]) -> int:
     if negative is not None:
         _io.report(InputError("a weapon count must be at least 1", where="weapon", value=negative))
         return _io.ExitCode.BAD_INPUT
-    where = ctx.command_path if ctx is not None else "mathhammer"
+    where = ctx.command_path if ctx is not None else _typed_command(root, argv)
     hint = f"\n  hint: {where} --help" if e.exit_code == _io.ExitCode.USAGE else ""
     message = e.format_message()
     value = _offending_value(getattr(e, "param", None), argv)
@@ -102,6 +103,21 @@ def _click_error(e: Exception, argv: list[str]) -> int:
         message += f" (got {value!r})"
     _io.echo_err(f"Error: {where}: {message}{hint}")
     return int(e.exit_code)
+
+
+def _typed_command(root: Any, argv: list[str]) -> str:
+    """``mathhammer`` and the (sub)commands ``argv`` names, for an error click raised without
+    a context (an option missing its value: ``shoot railgun -t``)."""
+    path, command = ["mathhammer"], root
+    for arg in argv:
+        found = getattr(command, "commands", {}).get(arg)
+        if found is None:
+            if arg.startswith("-") and arg != "--" and command is root:
+                continue  # the application's own options (--debug)
+            break
+        path.append(arg)
+        command = found
+    return " ".join(path)
 
 
 #: A weapon given with a negative count (``-1x railgun``), which click reads as an option.

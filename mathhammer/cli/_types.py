@@ -65,7 +65,7 @@ class WholeNumber(ParamType):
             self.fail(f"{text!r} is not a whole number (e.g. 1000, 1e6, 1_000_000 or 1,000,000)", param, ctx)
         self._check(number, text, param)
         if number.adjusted() >= _SHOWN_DIGITS:  # an open bound: int() of 1e999999999 would never end
-            raise InputError(f"has more than {_SHOWN_DIGITS} digits", where=option_name(param), value=text)
+            raise InputError(f"is too large (more than {_SHOWN_DIGITS} digits)", where=option_name(param), value=text)
         return int(number)
 
     def _check(self, number: Decimal, text: str, param: Parameter | None) -> None:

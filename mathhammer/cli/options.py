@@ -172,7 +172,7 @@ CritSuccessfulOpt = Annotated[bool, typer.Option(
 )]
 SkillFloorOpt = Annotated[int, typer.Option(
     "--skill-floor", click_type=_whole(0, 6), metavar="N",
-    help="Characteristic changes never make BS/WS better than N+ (2-6; default 0: no limit, ruling A1).",
+    help="Characteristic changes never make BS/WS better than N+ (0 to 6; default 0: no limit, as 1; ruling A1).",
 )]
 RulesOpt = Annotated[RulesVersion, typer.Option(
     "--rules", case_sensitive=False,
