@@ -277,6 +277,12 @@ def _damage(val: str, glued: bool, what: str, notes: list[str]) -> DiceExpr:
 INLINE_WEAPON = "inline weapon"
 
 
+#: Abilities only a ranged weapon has (their rules speak of range, visibility, the Shooting phase
+#: or a unit's models in Engagement Range): refused in an inline melee (WS) weapon, as RANGE is.
+_RANGED_ONLY = frozenset({Ability.ASSAULT, Ability.BLAST, Ability.HEAVY, Ability.IGNORES_COVER, Ability.INDIRECT_FIRE,
+                          Ability.MELTA, Ability.ONE_SHOT, Ability.PISTOL, Ability.RAPID_FIRE, Ability.TORRENT})
+
+
 def parse_weapon(text: str, *, name: str = "") -> Weapon:
     """Parse an inline weapon profile (see the module docstring); see :func:`parse_weapon_noted`."""
     return parse_weapon_noted(text, name=name)[0]
@@ -305,6 +311,10 @@ def parse_weapon_noted(text: str, *, name: str = "") -> tuple[Weapon, tuple[str,
     if skill_key == "WS" and "RANGE" in kv:
         raise ProfileError("a melee weapon (WS) has no range", where=what, value=f"RANGE {kv['RANGE']}",
                            hint="give BS for a ranged weapon")
+    ranged = [a for a in abilities if a.ability in _RANGED_ONLY]
+    if skill_key == "WS" and ranged:
+        raise ProfileError(f"a melee weapon (WS) has no {ranged[0].ability.value}: an ability of ranged weapons",
+                           where=what, value=str(ranged[0]), hint="give BS for a ranged weapon")
     rng = None if skill_key == "WS" else (_int("RANGE", kv["RANGE"].removesuffix('"'), what, MAX_RANGE)
                                           if "RANGE" in kv else 0)
     notes: list[str] = _repeated_abilities(abilities)

@@ -284,6 +284,11 @@ def weapons(draw: st.DrawFn) -> Weapon:
     if torrent:
         abilities.append(AbilitySpec(ability=Ability.TORRENT))
     melee = draw(st.booleans())
+    if melee:  # an inline melee weapon refuses the abilities of ranged weapons, as it refuses a range
+        from mathhammer.notation import _RANGED_ONLY
+
+        abilities = [a for a in abilities if a.ability not in _RANGED_ONLY]
+        torrent = False
     return Weapon(name="w", attacks=draw(_DICE), skill=None if torrent else draw(st.integers(2, 6)),
                   strength=draw(st.integers(1, MAX_CHARACTERISTIC)), ap=draw(st.integers(-MAX_AP, 0)),
                   damage=draw(_DICE), range_inches=None if melee else draw(st.integers(0, MAX_RANGE)),
@@ -295,6 +300,18 @@ def test_any_weapon_line_parses_back_without_warnings(w: Weapon) -> None:
     parsed, notes = parse_weapon_noted(weapon_line(w))
     assert stats(parsed) == stats(w)
     assert notes == ()
+
+
+@pytest.mark.parametrize("ability", ["HEAVY", "MELTA 2", "INDIRECT FIRE", "PISTOL", "BLAST", "RAPID FIRE 1",
+                                     "ASSAULT", "IGNORES COVER", "ONE SHOT"])
+def test_a_melee_weapon_refuses_the_abilities_of_ranged_weapons(ability: str) -> None:
+    """As it refuses a range: fight would take them silently (HEAVY's '--stationary not given'
+    in a command that has no --stationary)."""
+    e = weapon_error(f"A2 WS3+ S4 AP0 D1 [LANCE, {ability}]")
+    assert e.what == f"a melee weapon (WS) has no {ability.rsplit(' ', 1)[0] if ability[-1].isdigit() else ability}:" \
+                     " an ability of ranged weapons"
+    assert e.value == ability and e.hint == "give BS for a ranged weapon"
+    assert parse_weapon(f"A2 BS3+ S4 AP0 D1 [LANCE, {ability}]").melee is False
 
 
 # 7. messages name the right value -------------------------------------------------------------------
