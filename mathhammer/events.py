@@ -57,7 +57,7 @@ _CHUNK_VALUES = 1 << 21
 #: The exact Deadly Demise pmf is refused above this many multiply-adds (far beyond any unit).
 _EXACT_MAX_OPS = 200_000_000
 
-_TOUGHNESS = re.compile(r"\s*T\s*(\d+)\s*", re.IGNORECASE)
+_TOUGHNESS = re.compile(r"\s*T\s*([+-]?[0-9]+)\s*", re.IGNORECASE | re.ASCII)
 #: what looks like dice, for a clearer error than "unknown unit" (D7, 2D2)
 _DICE_LIKE = re.compile(r"\s*(?:deadly\s+demise\s+)?\d*\s*D\s*\d+(?:\s*\+\s*\d+)?\s*", re.IGNORECASE)
 _DICE = re.compile(r"\s*(?:deadly\s+demise\s+)?(\d*\s*D\s*[36](?:\s*\+\s*\d+)?|\d+)\s*", re.IGNORECASE)

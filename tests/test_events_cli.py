@@ -112,6 +112,7 @@ def test_deadly_demise_method_both_json() -> None:
     (["tank-shock", "intercessors", "-t", "knight"], "VEHICLE: Intercessor Squad is not a VEHICLE unit"),
     (["tank-shock", "no such tank", "-t", "knight"], "VEHICLE: unknown"),
     (["tank-shock", "T0", "-t", "knight"], "VEHICLE: a Toughness must be"),
+    (["tank-shock", "T-1", "-t", "knight"], "VEHICLE: a Toughness must be a whole number from 1 to 100 (got 'T-1')"),
     (["tank-shock", "T99999", "-t", "knight"], "(got 'T99999')"),
     (["deadly-demise", "D7"], "UNIT: Deadly Demise x is a number, D3, D6"),
     (["tank-shock", "T10", "-t", "no such target"], "--target: unknown"),
