@@ -240,11 +240,12 @@ def _roster_unit(u: _Unit, faction: str, models: list[RosterModel], wargear: lis
         wargear = [(w, n) for w, n in wargear if not _WARLORD.match(w)]
     enhancements = info.get("enhancements", [])
     assert isinstance(enhancements, list)
-    models, wargear = _counted(u, models, wargear, notes, file)
-    return RosterUnit(name=u.name, line=u.line, faction=faction, points=u.points, size=u.size, models=tuple(models),
-                      wargear=tuple(wargear), enhancements=tuple(enhancements), warlord=bool(info.get("warlord")),
+    kept, kept_gear = _counted(u, models, wargear, notes, file)
+    return RosterUnit(name=u.name, line=u.line, faction=faction, points=u.points, size=u.size, models=tuple(kept),
+                      wargear=tuple(kept_gear), enhancements=tuple(enhancements), warlord=bool(info.get("warlord")),
                       role=str(info.get("role", "")), section=u.section, section_line=u.section_line,
-                      notes=tuple(notes))
+                      notes=tuple(notes), zero_models=tuple(m.name for m in models if m.count == 0),
+                      zero_items=tuple(w for w, n in wargear if n == 0))
 
 
 def _counted(u: _Unit, models: list[RosterModel], wargear: list[tuple[str, int]], notes: list[Note],
@@ -533,6 +534,8 @@ def _wtc(lines: list[_Line], file: str) -> Roster:
                     unotes.append(Note(ln.no, f"{n}x {name}, but the list is for {k}"))
             elif items.strip():
                 models.append(RosterModel(name, n, tuple(_wtc_items(items)), ln.no))
+            elif n == 0:  # "• 0x Pathfinders": left out with a note, as any model counted 0
+                models.append(RosterModel(name, 0, (), ln.no))
             else:
                 pending.extend([name, n, ln.no])
         elif with_ and pending:
