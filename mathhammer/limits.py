@@ -31,6 +31,7 @@ __all__ = [
     "MAX_RANGE",
     "MAX_SHEET_BYTES",
     "MAX_ROLL_MOD",
+    "MAX_ROSTER_POINTS",
     "MAX_TARGET_MODELS",
     "MAX_PAIRS",
     "MAX_TRIALS",
@@ -61,6 +62,9 @@ MAX_CHARACTERISTIC = 100
 MAX_AP = 10
 #: Range in inches.
 MAX_RANGE = 1_000
+#: A cost of points in a roster: a ``.ros`` cost (from minus this: a swap may cost less), a text
+#: export's unit or list line (a whole number from 0). A whole army is a few thousand.
+MAX_ROSTER_POINTS = 1_000_000
 #: Monte Carlo trials (``--trials``).
 MAX_TRIALS = 1_000_000_000
 #: Largest magnitude of a roll modifier or characteristic change (``--hit-mod``, ``--bs-improve``,

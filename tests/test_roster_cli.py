@@ -117,3 +117,19 @@ def test_a_unit_over_a_limit_is_noted_at_its_line_not_an_error_for_the_whole_fil
     bad = [e for e in roster.entries if e.unit is None and e.name == "Crisis Sunforge Battlesuits"]  # 1,000"
     assert len(bad) == 1 and bad[0].line > 0
     assert "cannot be used" in bad[0].notes[-1].text and "at most 1,000 (got 1001)" in bad[0].notes[-1].text
+
+
+@pytest.mark.skipif(not TEXT.is_dir(), reason="the shared text exports are not here")
+@pytest.mark.parametrize("cost", ["99999999999999999999", "7.5"])
+def test_a_unit_line_with_a_bad_cost_in_a_real_export_is_one_line_and_exit_1(tmp_path: Path, cost: str) -> None:
+    # the sample's second unit: after a valid unit it was read as a second model of that unit
+    original = (TEXT / "gwapp-tau.txt").read_text(encoding="utf-8")
+    lines = original.splitlines()
+    assert lines[16] == "Crisis Sunforge Battlesuits (125 points)"  # line 17
+    path = tmp_path / "bad.txt"
+    path.write_text(original.replace(lines[16], f"Crisis Sunforge Battlesuits ({cost} points)", 1), encoding="utf-8")
+    code, out, err = _run(str(path))
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert err.splitlines()[0] == (f"Error: {path}:17: 'Crisis Sunforge Battlesuits': a cost of points must be a "
+                                   f"whole number from 0 to 1,000,000 (got '{cost}')")
+    assert len(err.splitlines()) == 2 and err.splitlines()[1].startswith("  hint: ")

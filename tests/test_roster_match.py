@@ -225,3 +225,63 @@ def test_a_total_that_is_not_the_units_points_added_up_is_noted(name: str, tmp_p
     assert [n.text for n in r2.notes if "add up to" in n.text] == [
         f"the file's total is {r.points} points, its units add up to {total}: a unit it lists may not have been "
         "read (the table shows the units that were), or the total counts something else"]
+
+
+# --- a unit whose every model is counted 0 (ruling M87) --------------------------------------------
+
+_GW_HEAD = "Gunline (75 points)\n\nT’au Empire\nIncursion (1000 points)\nKauyon\n\nBATTLELINE\n\n"
+_NR_HEAD = ("+++++++++++++++++++++++++++++++++++++++++++++++\n+ FACTION KEYWORD: Xenos - T'au Empire\n"
+            "+ TOTAL ARMY POINTS: 75pts\n+++++++++++++++++++++++++++++++++++++++++++++++\n\nBATTLELINE\n\n")
+
+#: (id, the export with {n} for the counts, the unit's name, the model lines' line numbers, the
+#: models the unit has with {n} = 1, read from the export by hand)
+_ZERO = [
+    ("gw-app", _GW_HEAD + "Strike Team (75 points)\n  • {n}x Fire Warrior Shas’ui\n    • {n}x Close combat weapon\n"
+     "      {n}x Pulse rifle\n", "Strike Team", [10], [("Fire Warrior Shas'ui", 1)]),
+    ("gw-app, two groups", _GW_HEAD + "Strike Team (75 points)\n  • {n}x Fire Warrior Shas’ui\n"
+     "    • {n}x Pulse rifle\n  • {n}x Fire Warrior w/ pulse rifle\n    • {n}x Pulse rifle\n",
+     "Strike Team", [10, 12], [("Fire Warrior Shas'ui", 1), ("Fire Warrior w/ pulse rifle", 1)]),
+    ("gw-app, the unit's models as an item", _GW_HEAD + "Kroot Carnivores (65 points)\n  • {n}x Kroot Carnivores\n",
+     "Kroot Carnivores", [], [("Kroot Carnivores", 1)]),
+    ("new-recruit-gw", _NR_HEAD + "Strike Team (75 pts)\n• {n}x Fire Warrior Shas’ui\n    • {n}x Pulse rifle\n",
+     "Strike Team", [9], [("Fire Warrior Shas'ui", 1)]),
+    ("wtc-compact, a model line", _NR_HEAD.replace("\nBATTLELINE\n", "") + "10x Pathfinder Team (85 pts)\n"
+     "• {n}x Pathfinders\n• {n}x Pathfinder Shas'ui: Pulse carbine\n", "Pathfinder Team", [7, 8],
+     [("Pathfinders", 1), ("Pathfinder Shas'ui", 1)]),
+    ("wtc-compact, the unit line", _NR_HEAD.replace("\nBATTLELINE\n", "") +
+     "Char1: {n}x Commander Farsight (70 pts): Warlord, Dawn Blade\n", "Commander Farsight", [],
+     [("Commander Farsight", 1)]),
+    ("war-organ", "Test list [125 points]\nTau Empire\n\nBattleline\n\n  Crisis Sunforge Battlesuits (125 points)\n"
+     "    • {n} Crisis Sunforge Shas’vre with 2 Fusion blaster\n    • {n} Crisis Sunforge Shas’ui with 2 Fusion blaster\n",
+     "Crisis Sunforge Battlesuits", [7, 8], [("Crisis Sunforge Shas'vre", 1), ("Crisis Sunforge Shas'ui", 1)]),
+]
+
+
+@pytest.mark.parametrize("text,name,lines,models", [z[1:] for z in _ZERO], ids=[z[0] for z in _ZERO])
+def test_a_unit_whose_every_model_is_counted_0_has_no_models(text: str, name: str, lines: list[int],
+                                                              models: list[tuple[str, int]]) -> None:
+    """``0x Fire Warrior Shas'ui`` as a unit's only model line: that line adds nothing (as any
+    count of 0), so the unit has no models and is not used, with a note saying why; it was the
+    library's default unit of 10 models. The same export with counts of 1 has the models it
+    lists, one each (so it is the 0 that leaves the unit empty, not the export's form)."""
+    one = parse_roster(text.format(n=1).encode(), "army.txt", _faction_library())
+    [unit] = one.entries
+    assert unit.unit is not None and [(m.name, m.count) for m in unit.unit.models] == models
+    zero = parse_roster(text.format(n=0).encode(), "army.txt", _faction_library())
+    [unit] = zero.entries
+    assert unit.unit is None and unit.models == () and zero.units() == []
+    said = [(n.line, n.text) for n in unit.notes]
+    assert (unit.line, f"{name}: cannot be used (its models are counted 0: the unit has no models, not the library's "
+                       "default; ruling M87)") in said
+    for line in lines:  # each model line counted 0: left out, with a note at its line
+        assert any(n == line and t.endswith("left out, with what it carries") for n, t in said), (line, said)
+
+
+def test_a_weapon_counted_0_leaves_its_unit_its_model() -> None:
+    """A character's only item counted 0 is a weapon, not its model: the unit keeps its one
+    model (the weapon is left out, with a note)."""
+    text = _GW_HEAD + "Commander in Coldstar Battlesuit (95 points)\n  • 0x Fusion blaster\n"
+    [unit] = parse_roster(text.encode(), "army.txt", _faction_library()).entries
+    assert unit.unit is not None and [(m.name, m.count) for m in unit.unit.models] == [
+        ("Commander in Coldstar Battlesuit", 1)]
+    assert any(n.text == "0x Fusion blaster: left out" for n in unit.notes)

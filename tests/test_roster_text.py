@@ -253,3 +253,105 @@ def test_a_count_of_thousands_of_digits_is_no_count() -> None:
     as it was before counts of any length, never an internal error."""
     r = parse_text(GW.replace("      3x Fusion blaster", "      " + "9" * 5000 + "x Fusion blaster").encode(), "l.txt")
     assert len(r.entries) == 2
+
+
+# --- a unit's (or the list's) line with a cost that is no whole number of points ---------------
+
+NEW_RECRUIT = """\
++++++++++++++++++++++++++++++++++++++++++++++++
++ FACTION KEYWORD: Xenos - T'au Empire
++ TOTAL ARMY POINTS: 215pts
++++++++++++++++++++++++++++++++++++++++++++++++
+
+CHARACTER
+
+Commander X (80 pts)
+• 1x Dawn Blade
+• Warlord
+
+OTHER DATASHEETS
+
+Test Squad (135 pts)
+• 1x Test Shas’vre:
+  • 1x Battlesuit fists
+  • 2x Fusion blaster
+"""
+
+WTC = """\
++++++++++++++++++++++++++++++++++++++++++++++++
++ FACTION KEYWORD: Xenos - T'au Empire
++ TOTAL ARMY POINTS: 215pts
++++++++++++++++++++++++++++++++++++++++++++++++
+
+Char1: 1x Commander X (80 pts): Warlord, Dawn Blade
+3x Test Squad (135 pts)
+• 1x Test Shas’vre: 2x Fusion blaster, Battlesuit fists
+• 2x Test Shas’ui: 2 with Fusion blaster, Battlesuit fists
+"""
+
+#: (the export, its first unit's line, its second unit's line, the line's cost as written)
+_TWO_UNITS = [(GW, "Commander X (80 points)", "Test Squad (135 points)", "{} points"),
+              (NEW_RECRUIT, "Commander X (80 pts)", "Test Squad (135 pts)", "{} pts"),
+              (WTC, "Char1: 1x Commander X (80 pts): Warlord, Dawn Blade", "3x Test Squad (135 pts)", "{} pts"),
+              (WAR_ORGAN.replace("Battleline\n", "Battleline\n\n  Commander X (80 points)\n    • Warlord\n"),
+               "  Commander X (80 points)", "  Crisis Sunforge Battlesuits (125 points)", "{} points")]
+_BAD_COSTS = ["99999999999999999999", "7.5", "-5", "1,000", "1000001", "0.0", "9" * 5000]
+
+
+def test_the_samples_two_units_are_read() -> None:
+    """What the bad costs below change: each export read as it stands has its two units."""
+    for text, first, second, _ in _TWO_UNITS:
+        assert first in text and second in text
+        assert len(parse_text(text.encode(), "list.txt").entries) == 2
+
+
+@pytest.mark.parametrize("cost", _BAD_COSTS)
+@pytest.mark.parametrize("which", [1, 2])
+@pytest.mark.parametrize("fmt", range(len(_TWO_UNITS)), ids=["gw-app", "new-recruit-gw", "wtc-compact", "war-organ"])
+def test_a_unit_line_whose_cost_is_no_whole_number_of_points_is_one_error(fmt: int, which: int, cost: str) -> None:
+    """A unit's line with a cost that is no whole number of points (20 digits, a decimal, a
+    negative number, a thousands separator, more than 1,000,000) is an error naming the file,
+    the line, the unit and the cost as written: the first unit (the only one the list would
+    have: it said "no unit found"), or one after another unit (which it joined as a model
+    called 'Test Squad (7.5 points)' with a borrowed statline, or a note)."""
+    text, first, second, form = _TWO_UNITS[fmt]
+    old = first if which == 1 else second
+    new = old.replace(form.format(80 if which == 1 else 125 if fmt == 3 else 135), form.format(cost))
+    assert new != old
+    bad = text.replace(old, new)
+    line = bad.splitlines().index(new) + 1
+    with pytest.raises(ProfileError, match="a cost of points must be a whole number from 0 to 1,000,000") as e:
+        parse_text(bad.encode(), "list.txt")
+    assert e.value.where == f"list.txt:{line}"
+    assert ("'Commander X'" if which == 1 else "'Test Squad'" if fmt < 3 else "'Crisis Sunforge Battlesuits'") \
+        in e.value.what
+    assert e.value.value == (cost if len(cost) <= 30 else "99999999999999999999... (5,000 characters)")
+
+
+@pytest.mark.parametrize("title,line,cost", [("My list (21.5 points)", "My list (215 points)", "21.5"),
+                                             ("Test list [2.000 points]", "Test list [125 points]", "2.000"),
+                                             ("Test list [-125 points]", "Test list [125 points]", "-125")])
+def test_the_list_line_whose_cost_is_no_whole_number_of_points_is_one_error(title: str, line: str, cost: str) -> None:
+    """The list's own line (GW app, War Organ) too: named at line 1 with its cost (it said "not a
+    roster this tool reads", or a War Organ list's name was the whole line, its points none)."""
+    text = GW if line in GW else WAR_ORGAN
+    assert text.startswith(line + "\n")
+    with pytest.raises(ProfileError, match="a cost of points must be a whole number") as e:
+        parse_text(text.replace(line, title).encode(), "list.txt")
+    assert e.value.where == "list.txt:1" and e.value.value == cost
+
+
+@pytest.mark.parametrize("cost", ["0", "1000000", "007"])
+def test_a_whole_number_of_points_up_to_the_limit_is_read(cost: str) -> None:
+    """The limit is 1,000,000 points, as for a .ros cost: 0 (a free unit) and 1,000,000 are
+    read, and leading zeros are a whole number as written."""
+    r = parse_text(GW.replace("Test Squad (135 points)", f"Test Squad ({cost} points)").encode(), "list.txt")
+    assert r.entries[1].points == int(cost) and _models(r.entries[1])[1][:2] == ("Test Shas'ui", 2)
+
+
+def test_a_price_is_no_cost() -> None:
+    """``(+20 pts)`` is an enhancement's price, which WTC-compact writes on a line of its own:
+    never a unit line, so never refused as a bad cost."""
+    text = WTC.replace("3x Test Squad", "Enhancement: Shiny Thing (+20 pts)\n3x Test Squad")
+    r = parse_text(text.encode(), "list.txt")
+    assert r.entries[0].enhancements == ("Shiny Thing",) and len(r.entries) == 2

@@ -265,6 +265,10 @@ def _loadout(entry: RosterUnit, found: Unit) -> tuple[Unit, list[Note]]:
         else:
             rest.append((item, n))
     loose = rest
+    if not models and (entry.size == 0 or entry.zero_models or any(
+            _is_model(i, found) and not weapons.resolve(i)[0] for i in entry.zero_items)):
+        # "0x Fire Warrior Shas'ui" its only model line: no models, not the library's default (M87)
+        raise ProfileError("its models are counted 0: the unit has no models, not the library's default; ruling M87")
     if models and loose:  # items beside the model groups: the unit's
         if rest:
             first = models[0]

@@ -59,6 +59,10 @@ class RosterUnit:
     ``role`` is ``"leader"`` or ``"bodyguard"`` when the file attaches the unit (GW app "Attached
     Units"). ``unit`` is the engine's unit (``None``: not matched, see ``notes``); ``matched`` the
     library unit it was matched to ("" when the file holds the profiles itself, as a .ros does).
+    ``zero_models`` names the model groups a text export lists with a count of 0 and
+    ``zero_items`` the items it lists for the unit with a count of 0 (``0x Kroot Carnivores`` may
+    name its models): left out, with a note; a unit they leave without models has none, not the
+    library's default (ruling M87).
     """
 
     name: str
@@ -80,6 +84,8 @@ class RosterUnit:
     #: keywords the wargear listed gives the unit beyond its datasheet's ("The bearer's unit has
     #: the Markerlight keyword": a Marker Drone; ruling M81): an attached unit's parts share them
     given_keywords: tuple[str, ...] = ()
+    zero_models: tuple[str, ...] = ()
+    zero_items: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -40,7 +40,7 @@ from .. import dice
 from ..bsdata import convert
 from ..bsdata.xmlsafe import parse_xml
 from ..errors import ProfileError
-from ..limits import MAX_ATTACKING_MODELS
+from ..limits import MAX_ATTACKING_MODELS, MAX_ROSTER_POINTS
 from ..model import Unit, give_bearer
 from ..profiles.schema import _Reader, _unit
 from ..rules import fired_profiles
@@ -53,8 +53,6 @@ __all__ = ["parse_ros"]
 _WEAPON_TYPES = (convert.RANGED, convert.MELEE)
 #: A selection's ``number``: a whole number (BattleScribe may write "2.0").
 _COUNT = re.compile(r"\d{1,9}(?:\.0*)?")
-#: Most points a cost may say (a whole army is a few thousand).
-_MOST_POINTS = 1_000_000
 _NAMED_COUNT = re.compile(r"^(\d{1,3})\s*x?\s+(.+)$", re.IGNORECASE)
 #: Category names that are no keyword of the unit.
 _NOT_KEYWORDS = {"configuration", "uncategorised", "warlord"}
@@ -104,10 +102,10 @@ def _points(elem: Element, file: str, lines: _Lines | None = None) -> int:
                 value = float(raw)
             except ValueError:
                 value = math.nan  # no number: refused below, as NaN is
-            if not -_MOST_POINTS <= value <= _MOST_POINTS:  # NaN and infinities too (a swap may cost less)
+            if not -MAX_ROSTER_POINTS <= value <= MAX_ROSTER_POINTS:  # NaN and infinities too (a swap may cost less)
                 line = lines.of(elem) if lines else 0
                 raise ProfileError(f"{clean(elem.get('name', '')) or 'the roster'}: a cost of points must be a number "
-                                   f"from -{_MOST_POINTS:,} to {_MOST_POINTS:,}",
+                                   f"from -{MAX_ROSTER_POINTS:,} to {MAX_ROSTER_POINTS:,}",
                                    where=f"{file}:{line}" if line else file, value=raw)
             total += value
     return round(total)

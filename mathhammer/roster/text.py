@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from ..errors import ProfileError
-from ..limits import MAX_ATTACKING_MODELS
+from ..limits import MAX_ATTACKING_MODELS, MAX_ROSTER_POINTS
 from .model import Attachment, Note, Roster, RosterModel, RosterUnit
 from .names import clean, count_prefix
 
@@ -32,13 +32,18 @@ MAX_TEXT_BYTES = 2_000_000
 
 _BULLETS = "•◦▪●‣∙·*-–"
 _POINTS_WORD = r"(?:points?|pts?|punkte|pkt\.?|puntos|punti|pontos|pkte)"
+#: What a unit's (or the list's) line may write as its cost: digits, perhaps negative, perhaps
+#: with separators or a decimal point (``7.5``, ``-5``, ``1,000``, ``99999999999999999999``), so
+#: that a line that looks like one with a bad cost is refused (:func:`_cost`), not read as
+#: another line. A price (``+20 pts``) is no cost: an enhancement's line.
+_COST = r"(?P<pts>[-\u2212\u2013]?\d+(?:[.,'\u2019 _]\d+)*)"
 #: ``Name (85 points)`` / ``Name (85 pts)`` (GW app, New Recruit GW).
-_UNIT_HEAD = re.compile(rf"^(?P<name>\S.*?)\s*\(\s*(?P<pts>\d{{1,5}})\s*{_POINTS_WORD}\s*\)\s*$", re.IGNORECASE)
+_UNIT_HEAD = re.compile(rf"^(?P<name>\S.*?)\s*\(\s*{_COST}\s*{_POINTS_WORD}\s*\)\s*$", re.IGNORECASE)
 #: War Organ's first line: ``Name [2000 points]``.
-_WO_TITLE = re.compile(rf"^(?P<name>.*?)\s*\[\s*(?P<pts>\d{{1,5}})\s*{_POINTS_WORD}\s*\]\s*$", re.IGNORECASE)
+_WO_TITLE = re.compile(rf"^(?P<name>.*?)\s*\[\s*{_COST}\s*{_POINTS_WORD}\s*\]\s*$", re.IGNORECASE)
 #: WTC-compact unit line: ``Char1: 1x Name (70 pts): items`` or ``2x Name (150 pts)``.
 _WTC_UNIT = re.compile(rf"^(?:(?P<tag>[A-Za-z]{{1,12}}\d{{1,3}})\s*:\s*)?(?P<n>\d{{1,100}})\s*x\s+(?P<name>.+?)\s*"
-                       rf"\(\s*(?P<pts>\d{{1,5}})\s*{_POINTS_WORD}\s*\)\s*(?::\s*(?P<items>.*))?$", re.IGNORECASE)
+                       rf"\(\s*{_COST}\s*{_POINTS_WORD}\s*\)\s*(?::\s*(?P<items>.*))?$", re.IGNORECASE)
 _WTC_WITH = re.compile(r"^(?P<n>\d{1,100})\s+with\s+(?P<items>.+)$", re.IGNORECASE)
 _WO_MODEL = re.compile(r"^(?P<n>\d{1,100})\s+(?P<name>.+?)\s+with\s+(?P<items>.+)$", re.IGNORECASE)
 _WO_COUNT = re.compile(r"^(?P<n>\d{1,100})\s+(?P<name>\D.*)$")
@@ -235,11 +240,12 @@ def _roster_unit(u: _Unit, faction: str, models: list[RosterModel], wargear: lis
         wargear = [(w, n) for w, n in wargear if not _WARLORD.match(w)]
     enhancements = info.get("enhancements", [])
     assert isinstance(enhancements, list)
-    models, wargear = _counted(u, models, wargear, notes, file)
-    return RosterUnit(name=u.name, line=u.line, faction=faction, points=u.points, size=u.size, models=tuple(models),
-                      wargear=tuple(wargear), enhancements=tuple(enhancements), warlord=bool(info.get("warlord")),
+    kept, kept_gear = _counted(u, models, wargear, notes, file)
+    return RosterUnit(name=u.name, line=u.line, faction=faction, points=u.points, size=u.size, models=tuple(kept),
+                      wargear=tuple(kept_gear), enhancements=tuple(enhancements), warlord=bool(info.get("warlord")),
                       role=str(info.get("role", "")), section=u.section, section_line=u.section_line,
-                      notes=tuple(notes))
+                      notes=tuple(notes), zero_models=tuple(m.name for m in models if m.count == 0),
+                      zero_items=tuple(w for w, n in wargear if n == 0))
 
 
 def _counted(u: _Unit, models: list[RosterModel], wargear: list[tuple[str, int]], notes: list[Note],
@@ -277,6 +283,22 @@ def _check_count(name: str, n: int, file: str, line: int) -> None:
                            value=n)
 
 
+def _cost(head: re.Match[str], file: str, line: int) -> int:
+    """The points a unit's (or the list's) line says: a whole number from 0 to MAX_ROSTER_POINTS.
+
+    Raises:
+        ProfileError: ``FILE:LINE``, naming the line's name and its cost as written (``7.5``,
+            ``-5``, ``1,000``, twenty digits): never read as a model of the unit above it.
+    """
+    raw = head["pts"]
+    if raw.isdecimal() and len(raw) <= len(str(MAX_ROSTER_POINTS)) and int(raw) <= MAX_ROSTER_POINTS:
+        return int(raw)
+    shown = raw if len(raw) <= 30 else f"{raw[:20]}... ({len(raw):,} characters)"
+    raise ProfileError(f"{clean(head['name'])!r}: a cost of points must be a whole number from 0 to "
+                       f"{MAX_ROSTER_POINTS:,}", where=f"{file}:{line}", value=shown,
+                       hint="a unit's line reads like 'Crisis Sunforge Battlesuits (125 points)'")
+
+
 def _is_heading(ln: _Line) -> bool:
     """A section heading: a line of capitals (``CHARACTERS``, ``OTHER DATASHEETS``)."""
     letters = [c for c in ln.text if c.isalpha()]
@@ -295,7 +317,7 @@ def _gw_app(lines: list[_Line], file: str) -> Roster:
     body = [ln for ln in lines if ln.text]
     title = _UNIT_HEAD.match(body[0].text)
     assert title is not None
-    name, points = title["name"], int(title["pts"])
+    name, points = title["name"], _cost(title, file, body[0].no)
     faction = ""
     notes: list[Note] = []
     units: list[_Unit] = []
@@ -326,7 +348,7 @@ def _gw_app(lines: list[_Line], file: str) -> Roster:
             continue
         head = _UNIT_HEAD.match(ln.text)
         if head and ln.indent == 0 and not ln.bullet:
-            current = _Unit(head["name"], ln.no, int(head["pts"]), section, group=group)
+            current = _Unit(head["name"], ln.no, _cost(head, file, ln.no), section, group=group)
             units.append(current)
         elif current is not None:
             current.body.append(ln)
@@ -432,7 +454,7 @@ def _new_recruit_gw(lines: list[_Line], file: str) -> Roster:
             continue
         head = _UNIT_HEAD.match(ln.text)
         if ln.indent == 0 and not ln.bullet and head:
-            current = _Unit(head["name"], ln.no, int(head["pts"]), section)
+            current = _Unit(head["name"], ln.no, _cost(head, file, ln.no), section)
             units.append(current)
         elif ln.indent == 0 and not ln.bullet and _is_heading(ln):
             section, current = ln.text, None
@@ -487,7 +509,7 @@ def _wtc(lines: list[_Line], file: str) -> Roster:
         head = _WTC_UNIT.match(ln.text)
         if head and not ln.bullet and ln.indent == 0:
             close()
-            unit = _Unit(head["name"], ln.no, int(head["pts"]), "", size=int(head["n"]))
+            unit = _Unit(head["name"], ln.no, _cost(head, file, ln.no), "", size=int(head["n"]))
             wargear.extend(_wtc_items(head["items"] or ""))
             continue
         if unit is None:
@@ -512,6 +534,8 @@ def _wtc(lines: list[_Line], file: str) -> Roster:
                     unotes.append(Note(ln.no, f"{n}x {name}, but the list is for {k}"))
             elif items.strip():
                 models.append(RosterModel(name, n, tuple(_wtc_items(items)), ln.no))
+            elif n == 0:  # "• 0x Pathfinders": left out with a note, as any model counted 0
+                models.append(RosterModel(name, 0, (), ln.no))
             else:
                 pending.extend([name, n, ln.no])
         elif with_ and pending:
@@ -553,7 +577,7 @@ def _wo_items(text: str, times: int) -> list[tuple[str, int]]:
 def _war_organ(lines: list[_Line], file: str) -> Roster:
     body = [ln for ln in lines if ln.text]
     title = _WO_TITLE.match(body[0].text)
-    name, points = (title["name"], int(title["pts"])) if title else (body[0].text, None)
+    name, points = (title["name"], _cost(title, file, body[0].no)) if title else (body[0].text, None)
     faction = ""
     notes: list[Note] = []
     units: list[dict[str, object]] = []
@@ -570,7 +594,7 @@ def _war_organ(lines: list[_Line], file: str) -> Roster:
             else:
                 section, section_line = ln.text, ln.no
         elif head and not ln.bullet:
-            units.append({"name": head["name"], "line": ln.no, "points": int(head["pts"]), "section": section,
+            units.append({"name": head["name"], "line": ln.no, "points": _cost(head, file, ln.no), "section": section,
                           "section_line": section_line, "models": [], "wargear": [], "info": {}, "notes": []})
         elif ln.bullet and units:
             u = units[-1]
