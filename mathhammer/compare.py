@@ -564,6 +564,8 @@ class Comparison:
 
     Raises (without ``keep_going``, here or while iterating):
         MathhammerError: the first bad row's error (naming its row and column).
+        InputError: whatever ``keep_going``, a file with no row after its header, or ``rosters``
+            and no ``source`` with no unit to rank (none matched to a profile with a weapon).
     """
 
     def __init__(self, source: str | Path | IO[str] | None, targets: Sequence[str], *,
@@ -600,6 +602,11 @@ class Comparison:
             + (f" and {len(lost) - 1} more lines" if lost[1:] else "")
             + ": a unit there is not ranked (mathhammer roster show lists them)"
             for army in armies if (lost := army.not_understood()))
+        if source is None and not sheet.rows:  # as a file with no row after its header: nothing to rank
+            listed = sum(len(army.entries) for army in armies)
+            raise InputError(f"no unit to rank: {listed} listed, none matched to a profile with a weapon",
+                             where=sheet.where, hint=f"'mathhammer roster show {armies[0].file}' says why "
+                             "each unit cannot be used")
         self.where = sheet.where
         kept: dict[str, str] = {}
         for t in targets:
