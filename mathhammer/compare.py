@@ -41,7 +41,8 @@ from .render.records import stat_columns
 from .result import RowsHook
 
 __all__ = ["COLUMNS", "RECORD_COLUMNS", "SCHEMA", "Comparison", "Computed", "Failed", "Row", "Sheet", "SortKey",
-           "check_targets", "disagrees", "line_of", "read_rows", "record", "row_seed", "run_rows", "target_key"]
+           "check_targets", "disagrees", "line_of", "read_rows", "record", "row_seed", "row_warnings", "run_rows",
+           "target_key"]
 
 SCHEMA = "mathhammer.compare/1"
 
@@ -492,6 +493,25 @@ def record(done: Computed, rows: RowsHook | None = None) -> dict[str, Any]:
             "warnings": list(doc["warnings"])}
 
 
+def row_warnings(runs: Sequence[Computed | Failed], where: str) -> list[str]:
+    """The warnings of one row's runs (its targets, in order) for stderr: each distinct one once,
+    in the order first met, after the row it comes from (``FILE row N: ``, as the row's errors
+    name it) and, when some of the row's targets that ran did not give it, the targets that did
+    (``FILE row N against 'knight': ``). A run that failed gives none (its error is said)."""
+    ran = [done for done in runs if isinstance(done, Computed)]
+    given: dict[str, list[str]] = {}
+    for done in ran:
+        for message in done.result.provenance.get("warnings", ()):
+            targets = given.setdefault(message, [])
+            if done.target not in targets:
+                targets.append(done.target)
+    lines = []
+    for message, targets in given.items():
+        against = "" if len(targets) == len(ran) else " against " + ", ".join(map(repr, targets))
+        lines.append(f"{where} row {ran[0].row.line}{against}: {message}")
+    return lines
+
+
 def disagrees(done: Computed | Failed) -> bool:
     """A run with method both whose Monte Carlo estimate and exact figures disagree."""
     agreement = None if isinstance(done, Failed) else done.result.provenance.get("agreement")
@@ -544,6 +564,8 @@ class Comparison:
 
     Raises (without ``keep_going``, here or while iterating):
         MathhammerError: the first bad row's error (naming its row and column).
+        InputError: whatever ``keep_going``, a file with no row after its header, or ``rosters``
+            and no ``source`` with no unit to rank (none matched to a profile with a weapon).
     """
 
     def __init__(self, source: str | Path | IO[str] | None, targets: Sequence[str], *,
@@ -580,6 +602,11 @@ class Comparison:
             + (f" and {len(lost) - 1} more lines" if lost[1:] else "")
             + ": a unit there is not ranked (mathhammer roster show lists them)"
             for army in armies if (lost := army.not_understood()))
+        if source is None and not sheet.rows:  # as a file with no row after its header: nothing to rank
+            listed = sum(len(army.entries) for army in armies)
+            raise InputError(f"no unit to rank: {listed} listed, none matched to a profile with a weapon",
+                             where=sheet.where, hint=f"'mathhammer roster show {armies[0].file}' says why "
+                             "each unit cannot be used")
         self.where = sheet.where
         kept: dict[str, str] = {}
         for t in targets:
@@ -603,17 +630,32 @@ class Comparison:
                                  hint="give --target, or a target column")
         self.total = sum(len(r.targets or self.targets) for r in rows)
         self._failed_rows: set[int] = set()
+        self._row_runs: list[Computed | Failed] = []  # the runs so far of the row being run
+        self._said: list[str] = []  # the warnings of the rows run whole, not yet taken
+
+    def new_warnings(self) -> list[str]:
+        """The warnings of the rows whose every target has run since the last call (none before
+        then: a warning given for several targets of a row is one line, :func:`row_warnings`),
+        for stderr; each record keeps its own run's under ``warnings``."""
+        said, self._said = self._said, []
+        return said
 
     def __iter__(self) -> Iterator[Computed | Failed]:
         runs = run_rows(self.rows, self.targets, method=self.method, trials=self.trials, seed=self.seed,
                         jobs=self.jobs, profiles=self.profiles, where=self.where, rosters=self.rosters,
                         target_rosters=self.target_rosters)
+        self._row_runs = []
         try:
             for done in runs:
+                self._row_runs.append(done)
                 if isinstance(done, Failed):
-                    if not self.keep_going:
+                    if not self.keep_going:  # the row's earlier targets ran: their warnings are due
+                        self._said += row_warnings(self._row_runs, self.where)
                         raise done.error
                     self._failed_rows.add(done.row.line)
+                if len(self._row_runs) == len(done.row.targets or self.targets):  # the row's last target
+                    self._said += row_warnings(self._row_runs, self.where)
+                    self._row_runs = []
                 yield done
         finally:
             runs.close()

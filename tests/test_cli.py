@@ -159,6 +159,68 @@ def test_profiles_list_and_show() -> None:
     assert r.exit_code == 0 and json.loads(r.stdout)["D"] == "D6+6"
 
 
+LISTED = """\
+schema: 1
+units:
+  - name: Zyqx Squad
+    aliases: [zyqx]
+    faction: Testers
+    points: 90
+    invulnerable: {save: 5, ranged_only: true}
+    models:
+      - {name: Trooper, count: 4, T: 4, Sv: 4, W: 1, feel_no_pain: 6, weapons: [Zyqx rifle]}
+      - {name: Sarge, count: 1, T: 4, Sv: 3, W: 2, weapons: [Zyqx rifle]}
+    weapons:
+      - {name: Zyqx rifle, aliases: [zyqx gun], range: 30, A: "2", BS: 4, S: 5, AP: -1, D: "1"}
+"""
+
+
+@pytest.mark.parametrize("spelling", ["--format", "-f"])
+def test_profiles_list_format_json_is_what_the_table_shows(tmp_path: Path, spelling: str) -> None:
+    # docs/formats.md said profiles list takes --format table or json; it was "No such option"
+    from jsonschema import Draft202012Validator
+
+    from .profile_files import write_profile
+
+    write_profile(tmp_path / "p", LISTED)
+    r = run("profiles", "list", "zyqx", spelling, "json", "--profiles", str(tmp_path / "p"))
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    schema = json.loads((ROOT / "schemas" / "profile-list-1.schema.json").read_text(encoding="utf-8"))
+    Draft202012Validator(schema).validate(doc)
+    assert doc == {
+        "schema": "mathhammer.profile-list/1", "writer": {"name": "mathhammer", "version": __version__},
+        "units": [{"name": "Zyqx Squad", "aliases": ["zyqx"], "faction": "Testers", "models": 5, "T": 4, "Sv": 4,
+                   "W": 1, "invulnerable": 5, "invulnerable_ranged_only": True, "feel_no_pain": 6, "points": 90}],
+        "weapons": [{"name": "Zyqx rifle", "aliases": ["zyqx gun"], "unit": "Zyqx Squad", "faction": "Testers",
+                     "profile": '30" A2 BS4+ S5 AP-1 D1'}],
+    }  # the most numerous model group's numbers, as the table's row: 5 5+* 6+ 90
+    table = run("profiles", "list", "zyqx", "--profiles", str(tmp_path / "p"))
+    assert "Zyqx Squad │ zyqx    │ Testers │ 5      │ 4 │ 4+ │ 1 │ 5+* │ 6+  │ 90" in table.stdout
+    assert 'Zyqx rifle (zyqx gun) │ Zyqx Squad │ Testers │ 30" A2 BS4+ S5 AP-1 D1' in table.stdout
+    r = run("profiles", "list", "zyqx", "--kind", "weapon", spelling, "json", "--profiles", str(tmp_path / "p"))
+    assert r.exit_code == 0 and json.loads(r.stdout)["units"] is None  # not listed, not "none matched"
+    whole = run("profiles", "list", "-f", "json")
+    assert whole.exit_code == 0 and len(json.loads(whole.stdout)["units"]) > 1000
+    r = run("profiles", "list", "-f", "ndjson")
+    assert r.exit_code == 2 and "ndjson" in r.stderr  # a usage error: table or json
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_profiles_list_says_when_nothing_matched(fmt: str) -> None:
+    # an empty table, and nothing said
+    r = run("profiles", "list", "--kind", "unit", "zzzzzzzz", "-f", fmt)
+    assert r.exit_code == 0
+    assert r.stderr == "Warning: nothing listed: no unit has a name or alias containing 'zzzzzzzz'\n"
+    r = run("profiles", "list", "zzzzzzzz", "--faction", "t'au empire", "-f", fmt)
+    assert r.exit_code == 0 and r.stderr == ("Warning: nothing listed: no unit or weapon of faction \"t'au empire\" "
+                                             "has a name or alias containing 'zzzzzzzz'\n")
+    if fmt == "json":
+        assert json.loads(r.stdout)["units"] == [] and json.loads(r.stdout)["weapons"] == []
+    r = run("profiles", "list", "--kind", "unit", "knight", "-f", fmt)
+    assert r.exit_code == 0 and r.stderr == ""
+
+
 ERRORS = [
     (["shoot", "raiilgun", "-t", "knight"], "Error: weapon: unknown weapon or unit (got 'raiilgun')", "railgun"),
     # two distinct Plasma rifle profiles among current units: BS3+ (the T'au commanders) and BS4+ (Crisis Fireknife)

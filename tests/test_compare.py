@@ -268,6 +268,62 @@ def test_without_keep_going_the_first_bad_row_stops_the_run(tmp_path):
         "  hint: a number such as 120, or leave it empty\n"
 
 
+WARNED = ("name,weapon,charged,reroll_damage,round\n"
+          "six,A2 BS3+ S4 AP0 D6,true,ones,3\n"
+          "anti,A2 BS3+ S4 AP0 D1 [ANTI-VEHICLE 4+],,,\n"
+          "quiet,A2 BS3+ S4 AP0 D1,,,\n")
+D6 = "inline weapon 'A2 BS3+ S4 AP0 D6': D6 read as Damage 6 (a fixed value); write 'D D6' for a rolled D6"
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "ndjson", "csv"])
+def test_each_rows_warnings_are_said_on_stderr_once_a_row_in_every_format(tmp_path, fmt):
+    # they were only in the records' "warnings": shoot said "D6 read as Damage 6" for this weapon, compare nothing
+    path = write(tmp_path, WARNED)
+    result = invoke(path, "-t", "T4 SV3+ W2 MODELS5", "-t", "T5 SV3+ W2 [VEHICLES]", "--exact", "-f", fmt)
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+    assert warnings == [
+        f"Warning: {path} row 2: {D6}",
+        f"Warning: {path} row 2: --round: no army rule, detachment rule or stratagem of this attack depends on it, "
+        "so it changes nothing",
+        f"Warning: {path} row 2: --reroll-damage ones has no effect: Damage 6 is not rolled",
+        f"Warning: {path} row 2: --charged has no effect: the weapon has no LANCE",
+        f"Warning: {path} row 3 against 'T5 SV3+ W2 [VEHICLES]': ANTI-VEHICLE 4+ has no effect: the target is not "
+        "VEHICLE, but is VEHICLES (a misspelling of VEHICLE?)",
+    ]  # each once a row, though both targets gave it; the target named where only one did
+    assert result.stderr.splitlines()[-1] == "compare: 3 rows read, 3 computed, 0 failed"
+    if fmt == "json":  # the records keep their own run's warnings
+        recs = json.loads(result.stdout)["records"]
+        assert [len(r["warnings"]) for r in recs] == [4, 4, 0, 1, 0, 0]
+
+
+def test_a_row_stopped_by_an_error_still_says_its_warnings(tmp_path):
+    # wounds_left 3 fits the first target (W4), not the second (W2): the run stops at the row's second target
+    path = write(tmp_path, "name,weapon,wounds_left\nsix,A2 BS3+ S4 AP0 D6,3\n")
+    for extra in ((), ("--keep-going",)):
+        result = invoke(path, "-t", "T4 SV3+ W4", "-t", "T4 SV3+ W2", "--exact", "-f", "ndjson", *extra)
+        assert result.exit_code == 1 and len(result.stdout.splitlines()) == 1
+        lines = result.stderr.splitlines()
+        assert f"Warning: {path} row 2: {D6}" in lines  # the weapon's: no target named, the other one failed
+        assert lines.index(f"Warning: {path} row 2: {D6}") == (1 if extra else 0)
+        assert any(line.startswith(f"Error: {path} row 2, wounds_left") for line in lines)
+
+
+def test_row_warnings_name_the_row_and_only_the_targets_that_gave_them(tmp_path):
+    from mathhammer.compare import row_warnings
+
+    run = Comparison(write(tmp_path, WARNED), ["T4 SV3+ W2", "T5 SV3+ W2 [VEHICLES]"], method=api.Method.EXACT,
+                     jobs=1, name="f.csv")
+    runs = list(run)
+    assert row_warnings(runs[2:4], "f.csv") == ["f.csv row 3 against 'T5 SV3+ W2 [VEHICLES]': ANTI-VEHICLE 4+ has no "
+                                                "effect: the target is not VEHICLE, but is VEHICLES (a misspelling of "
+                                                "VEHICLE?)"]
+    assert row_warnings(runs[4:], "f.csv") == [] and row_warnings([], "f.csv") == []
+    assert row_warnings(runs[:2], "f.csv")[0] == f"f.csv row 2: {D6}"
+    assert run.new_warnings() == [*row_warnings(runs[:2], "f.csv"), *row_warnings(runs[2:4], "f.csv")]
+    assert run.new_warnings() == []  # taken once
+
+
 # --- the command line: outputs -------------------------------------------------------------------
 
 

@@ -257,3 +257,15 @@ def test_compare_names_the_roster_units_it_cannot_rank(tmp_path: Path) -> None:
     r = runner.invoke(app, ["compare", "--roster", str(roster), "-t", "knight", "--exact"])
     assert r.exit_code == 0, r.output
     assert "line 11: Blorpside Battlesuits: not ranked" in r.stderr and "Tidewall Gunrig: shoot" in r.stdout
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_compare_a_roster_with_no_unit_to_rank_is_an_error(tmp_path: Path, fmt: str) -> None:
+    # it ranked nothing and exited 0 ('"records": []', "0 rows read"), where a CSV file with no row is an error
+    roster = tmp_path / "list.txt"
+    roster.write_text("Test (80 points)\n\nT’au Empire\nIncursion (1000 points)\n\nOTHER DATASHEETS\n\n"
+                      "Blorpside Battlesuits (80 points)\n  • 1x Heavy rail rifle\n", encoding="utf-8")
+    r = runner.invoke(app, ["compare", "--roster", str(roster), "-t", "knight", "--exact", "--format", fmt])
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr == (f"Error: {roster}: no unit to rank: 1 listed, none matched to a profile with a weapon\n"
+                        f"  hint: 'mathhammer roster show {roster}' says why each unit cannot be used\n")

@@ -88,19 +88,25 @@ def compare(
     disagree: list[str] = []  # with --method both: the (row, target) runs whose engines disagree
     keep = fmt is OutputFormat.TABLE or svg is not None or html is not None
     with _records(fmt) as write, progress(run.total, "compare") as advance:
-        for done in run:
-            advance()
-            while pending and line_of(pending[0]) <= done.row.line:
-                report(pending.pop(0))
-            if isinstance(done, Failed):
-                report(done.error)
-                continue
-            if disagrees(done):
-                disagree.append(f"row {done.row.line} against {done.target!r}")
-            rec = record(done, rows_pieces)  # each distribution as its JSON text (blocks), not a dict per row
-            if keep:
-                records.append(rec)
-            write(rec)
+        try:
+            for done in run:
+                advance()
+                while pending and line_of(pending[0]) <= done.row.line:
+                    report(pending.pop(0))
+                if isinstance(done, Failed):
+                    report(done.error)
+                else:
+                    if disagrees(done):
+                        disagree.append(f"row {done.row.line} against {done.target!r}")
+                    rec = record(done, rows_pieces)  # each distribution as its JSON text (blocks), not a dict per row
+                    if keep:
+                        records.append(rec)
+                    write(rec)
+                for message in run.new_warnings():  # a row's, once its every target has run: as shoot's
+                    warn(message)
+        finally:  # a row cut short by an error: what its runs so far noticed is said before the error
+            for message in run.new_warnings():
+                warn(message)
     for e in pending:
         report(e)
     if fmt is OutputFormat.TABLE or svg is not None or html is not None:

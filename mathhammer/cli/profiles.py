@@ -9,7 +9,7 @@ import typer
 
 from . import options as o
 from ._command import Command
-from ._io import emit_json, emit_view, handle_errors
+from ._io import emit_json, emit_view, handle_errors, warn
 from .importer import import_
 
 app = typer.Typer(help="List, show and import the unit and weapon profiles.", no_args_is_help=True)
@@ -30,16 +30,26 @@ def list_(
         "--kind", case_sensitive=False,
         help="unit or weapon (default: both).",
     )] = None,
+    fmt: o.DocumentFormatOpt = o.DocumentFormat.TABLE,
     faction: o.FactionOpt = None,
     roster: o.RosterOpt = None,
     profiles: o.ProfilesOpt = None,
 ) -> None:
     """List units and weapons (name, aliases, key numbers)."""
     from ..api import library
-    from ..render.profile_view import listing
+    from ..render.profile_view import list_profiles, listing_view, nothing_listed
 
     lib = library(profiles or (), rosters=roster or (), faction=faction)
-    emit_view(listing(lib, kind.value if kind else None, filter_))
+    doc = list_profiles(lib, kind.value if kind else None, filter_)
+    if fmt is o.DocumentFormat.JSON:
+        import json
+
+        emit_json(json.dumps(doc, ensure_ascii=False, indent=2))
+    else:
+        emit_view(listing_view(doc))
+    note = nothing_listed(doc, filter_, faction)
+    if note is not None:  # a search that found nothing: said, not an error (the document says it too)
+        warn(note)
 
 
 @app.command("show", cls=Command)

@@ -13,7 +13,7 @@ from .. import describe
 from ..model import Unit, Weapon, describe_gives
 from ..profiles import Library, dump_unit
 
-__all__ = ["listing", "show_json", "show_view"]
+__all__ = ["LIST_SCHEMA", "list_profiles", "listing", "listing_view", "nothing_listed", "show_json", "show_view"]
 
 
 def _column(table: Table, header: str, *, text: bool) -> None:
@@ -30,37 +30,80 @@ def _column(table: Table, header: str, *, text: bool) -> None:
 PLAIN_ROWS = 300
 
 
-def listing(lib: Library, kind: str | None, needle: str | None) -> RenderableType:
-    """Units and/or weapons whose name or alias contains ``needle``, with their faction."""
+#: The contract of ``profiles list --format json`` (schemas/profile-list-1.schema.json).
+LIST_SCHEMA = "mathhammer.profile-list/1"
+
+
+def list_profiles(lib: Library, kind: str | None, needle: str | None) -> dict[str, Any]:
+    """What ``profiles list`` shows, as the ``mathhammer.profile-list/1`` document: the units
+    and/or weapons (``kind``: ``unit``, ``weapon`` or None for both) whose name or an alias
+    contains ``needle`` (any case), in the library's order. ``units`` and ``weapons`` are None
+    when that kind is not listed (an empty list: none matched). A unit's numbers are those of its
+    most numerous model group, as the table's (its own invulnerable save and Feel No Pain, else
+    the unit's); a weapon's ``profile`` is the table's one-line profile."""
+    from .records import WRITER
+
     n = (needle or "").lower()
 
     def keep(name: str, aliases: tuple[str, ...]) -> bool:
         return not n or n in name.lower() or any(n in a.lower() for a in aliases)
 
-    parts: list[RenderableType] = []
+    units: list[dict[str, Any]] | None = None
+    weapons: list[dict[str, Any]] | None = None
     if kind in (None, "unit"):
-        rows: list[tuple[str, ...]] = []
+        units = []
         for u in lib.units:
             if keep(u.name, u.aliases):
                 m = max(u.models, key=lambda x: x.count)
-                inv, fnp = m.invulnerable or u.invulnerable, m.feel_no_pain or u.feel_no_pain
-                rows.append((u.name, ", ".join(u.aliases), u.faction, str(u.model_count), str(m.toughness),
-                             f"{m.save}+", str(m.wounds),
-                             f"{inv}+" + ("*" if u.invulnerable_ranged_only else "") if inv else "",
-                             f"{fnp}+" if fnp else "", "" if u.points is None else str(u.points)))
-        parts.append(_table("Units", ("name", "aliases", "faction", "models", "T", "Sv", "W", "inv", "FNP", "points"),
-                            ("name", "aliases", "faction"), rows))
+                units.append({"name": u.name, "aliases": list(u.aliases), "faction": u.faction,
+                              "models": u.model_count, "T": m.toughness, "Sv": m.save, "W": m.wounds,
+                              "invulnerable": m.invulnerable or u.invulnerable or None,
+                              "invulnerable_ranged_only": bool(u.invulnerable_ranged_only),
+                              "feel_no_pain": m.feel_no_pain or u.feel_no_pain or None, "points": u.points})
     if kind in (None, "weapon"):
-        rows = []
+        weapons = []
         owners = {id(w): u for u in lib.units for w in u.weapons}
         for w in lib.weapons:
             if keep(w.name, w.aliases):
-                name = w.name + (f" ({', '.join(w.aliases)})" if w.aliases else "")
                 owner = owners.get(id(w)) or lib.owner(w)
-                rows.append((name, w.unit, owner.faction if owner else "", describe.weapon_line(w)))
+                weapons.append({"name": w.name, "aliases": list(w.aliases), "unit": w.unit,
+                                "faction": owner.faction if owner else "", "profile": describe.weapon_line(w)})
+    return {"schema": LIST_SCHEMA, "writer": WRITER, "units": units, "weapons": weapons}
+
+
+def nothing_listed(doc: dict[str, Any], needle: str | None, faction: str | None = None) -> str | None:
+    """The note for a :func:`list_profiles` document that lists nothing (None when it lists
+    something): what was looked for, and where."""
+    kinds = [k for k in ("unit", "weapon") if doc[f"{k}s"] is not None]
+    if any(doc[f"{k}s"] for k in kinds):
+        return None
+    text = f"nothing listed: no {' or '.join(kinds)}" + (f" of faction {faction!r}" if faction else "")
+    return text + (f" has a name or alias containing {needle!r}" if needle else " to list")
+
+
+def listing(lib: Library, kind: str | None, needle: str | None) -> RenderableType:
+    """Units and/or weapons whose name or alias contains ``needle``, with their faction."""
+    return listing_view(list_profiles(lib, kind, needle))
+
+
+def listing_view(doc: dict[str, Any]) -> RenderableType:
+    """The tables of a :func:`list_profiles` document."""
+    parts: list[RenderableType] = []
+    rows: list[tuple[str, ...]]
+    if doc["units"] is not None:
+        rows = [(u["name"], ", ".join(u["aliases"]), u["faction"], str(u["models"]), str(u["T"]), f"{u['Sv']}+",
+                 str(u["W"]),
+                 f"{u['invulnerable']}+" + ("*" if u["invulnerable_ranged_only"] else "") if u["invulnerable"] else "",
+                 f"{u['feel_no_pain']}+" if u["feel_no_pain"] else "", "" if u["points"] is None else str(u["points"]))
+                for u in doc["units"]]
+        parts.append(_table("Units", ("name", "aliases", "faction", "models", "T", "Sv", "W", "inv", "FNP", "points"),
+                            ("name", "aliases", "faction"), rows))
+    if doc["weapons"] is not None:
+        rows = [(w["name"] + (f" ({', '.join(w['aliases'])})" if w["aliases"] else ""), w["unit"], w["faction"],
+                 w["profile"]) for w in doc["weapons"]]
         parts.append(_table("Weapons", ("name", "unit", "faction", "profile"), ("name", "unit", "faction", "profile"),
                             rows))
-    if kind in (None, "unit"):
+    if doc["units"] is not None:
         parts.append(Text("* invulnerable save against ranged attacks only", style="dim"))
     return Group(*parts)
 
