@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InputError, MatchupError
 from .limits import MAX_ATTACKING_MODELS, check_count
 from .model import Allocation, Battle, CommandReroll, Context, FtggWording, Matchup, Method, Unit, WeaponGroup
-from .profiles import Layered, Library
+from .profiles import Layered, Library, unit_key
 from .resolve import ResolvedTarget
 from .result import DamageResult
 
@@ -129,6 +129,7 @@ def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Librar
 
     units: list[Unit] = []
     notes: dict[str, tuple[str, ...]] = {}
+    unusable: dict[str, str] = {}  # a unit the roster lists but cannot give: never the library's in its place
     for army in (r if not isinstance(r, (str, Path)) else read_roster(r, lib=lib) for r in rosters):
         taken = {u.name.lower() for u in units}
         rename = {e.unit.name: f"{e.unit.name} [{Path(army.file).name}]" for e in army.entries
@@ -139,12 +140,19 @@ def with_rosters(lib: Library, rosters: Sequence[str | Path | Roster]) -> Librar
                    ) if lost else ()
         for e in army.entries:
             if e.unit is None:
+                why = next((n.text for n in e.notes if "cannot be used" in n.text), e.notes[-1].text if e.notes
+                           else "not matched to a profile")
+                head = f"{e.name}: cannot be used ("
+                why = why[len(head):-1] if why.startswith(head) and why.endswith(")") else why
+                for name in (e.name, e.matched):
+                    if name:
+                        unusable.setdefault(unit_key(name), f"{Path(army.file).name} line {e.line}: {why}")
                 continue
             unit = replace(e.unit, name=rename.get(e.unit.name, e.unit.name),
                            attached=tuple(rename.get(a, a) for a in e.unit.attached))
             units.append(unit)
             notes[unit.name] = tuple(n.text for n in e.notes) + missing
-    return Layered(Plain(units), lib, notes=notes)
+    return Layered(Plain(units), lib, notes=notes, unusable=unusable)
 
 
 def target(text: str, *, lib: Library | None = None, target_models: int | None = None,

@@ -269,3 +269,35 @@ def test_compare_a_roster_with_no_unit_to_rank_is_an_error(tmp_path: Path, fmt: 
     assert r.exit_code == 1 and r.stdout == ""
     assert r.stderr == (f"Error: {roster}: no unit to rank: 1 listed, none matched to a profile with a weapon\n"
                         f"  hint: 'mathhammer roster show {roster}' says why each unit cannot be used\n")
+
+
+def _zero_strike_team(tmp_path: Path) -> Path:
+    """The example army with its Strike Team's two model lines counted 0 (ruling M87: a unit
+    with no models, not used)."""
+    text = (Path(__file__).resolve().parent.parent / "examples" / "tau-army.txt").read_text("utf-8")
+    text = text.replace("• 1x Fire Warrior Shas’ui", "• 0x Fire Warrior Shas’ui")
+    text = text.replace("• 9x Fire Warrior w/ pulse rifle", "• 0x Fire Warrior w/ pulse rifle")
+    assert text.count("• 0x") == 2
+    path = tmp_path / "army.txt"
+    path.write_text(text, "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("args", "where"), [
+    (["shoot", "strike team", "--roster", "{file}", "-t", "knight"], "unit"),
+    (["shoot", "strike team/pulse rifle", "--roster", "{file}", "-t", "knight"], "weapon"),
+    (["shoot", "railgun", "--target-roster", "{file}", "-t", "strike team"], "--target"),
+])
+def test_a_roster_unit_that_cannot_be_used_is_never_the_librarys_in_its_place(tmp_path: Path, args: list[str],
+                                                                              where: str) -> None:
+    """Asked for the roster's unit, the library's 10 Fire Warriors were shot with (or at), not a
+    word said: the roster named a unit it could not give."""
+    file = str(_zero_strike_team(tmp_path))
+    r = runner.invoke(app, [a.replace("{file}", file) for a in args] + ["--exact"], env={"NO_COLOR": "1"})
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.startswith(f"Error: {where}: the roster's Strike Team cannot be used (army.txt line 17: its "
+                               "models are counted 0"), r.stderr
+    assert "hint: fix the roster, or leave it out to use the library's profile" in r.stderr
+    # the roster's other units, and the library's units the roster does not list, are found as before
+    r = runner.invoke(app, ["shoot", "crisis sunforge", "--roster", file, "-t", "strike team", "--exact"])
+    assert r.exit_code == 0, r.output

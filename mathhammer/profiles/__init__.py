@@ -15,8 +15,8 @@ Errors name the file, the YAML path and the value:
 from .cache import CACHE_ENV_VAR, cache_dir
 from .cache import _plain as _plain
 from .cache import _Rebuild as _Rebuild
-from .library import ENV_VAR, Layered, Library, builtin_dirs, load_file, load_library
+from .library import ENV_VAR, Layered, Library, builtin_dirs, load_file, load_library, unit_key
 from .schema import MODIFIERS, SCHEMA_VERSION, dump_unit
 
 __all__ = ["CACHE_ENV_VAR", "ENV_VAR", "MODIFIERS", "SCHEMA_VERSION", "Layered", "Library", "builtin_dirs", "cache_dir",
-           "dump_unit", "load_file", "load_library"]
+           "dump_unit", "load_file", "load_library", "unit_key"]

@@ -302,9 +302,13 @@ class Layered(Library):
     Paladin when the roster holds only a "Knight Warden".
     """
 
-    def __init__(self, top: Library, base: Library, notes: Mapping[str, tuple[str, ...]] | None = None) -> None:
+    def __init__(self, top: Library, base: Library, notes: Mapping[str, tuple[str, ...]] | None = None, *,
+                 unusable: Mapping[str, str] | None = None) -> None:
         self._top, self._base = top, base
         self._notes = dict(notes or {})
+        #: units the roster lists but could not give (by :func:`unit_key`), and why: a name that
+        #: finds one of them in the library only is an error, never the library's unit in its place
+        self._unusable = dict(unusable or {})
         self._index, self._scope = base._index, base._scope  # for what a subclass does not override
 
     @property
@@ -336,7 +340,7 @@ class Layered(Library):
             if base is None:
                 raise
             return base
-        return top if base is None else Layered(top, base, self._notes)
+        return top if base is None else Layered(top, base, self._notes, unusable=self._unusable)
 
     def find(self, query: str, kind: str, *, substring: bool = True, faction: str | None = None) -> Any:
         if faction is not None:
@@ -352,10 +356,16 @@ class Layered(Library):
     def _own(self, found: Any, kind: str) -> Any:
         """The roster's unit of the same name as the library's ``found`` (a roster unit keeps its
         datasheet's name), so that the library's aliases (``crisis sunforge``) find it too."""
-        if kind != "unit" or found is None:
+        if found is None or kind not in ("unit", "weapon"):
             return found
-        name = found.name
+        owner = found if kind == "unit" else self._base.owner(found)
+        name = owner.name if owner is not None else ""
         mine = [u.name for u in self._top.units if u.name == name or u.name.startswith((f"{name} (", f"{name} ["))]
+        if owner is not None and not mine and unit_key(name) in self._unusable:
+            raise ProfileError(f"the roster's {name} cannot be used ({self._unusable[unit_key(name)]})", where=kind,
+                               value=name, hint="fix the roster, or leave it out to use the library's profile")
+        if kind != "unit":
+            return found
         if len(mine) > 1:
             raise ProfileError(f"ambiguous unit name, the roster has {len(mine)}: {', '.join(mine)}", where="unit",
                                value=name, hint=f"name one, e.g. {mine[1]!r}")
@@ -369,6 +379,12 @@ class Layered(Library):
 
     def owner(self, weapon: Weapon) -> Unit | None:
         return self._top._index.owner(weapon) or self._base.owner(weapon)
+
+
+def unit_key(name: str) -> str:
+    """A unit's name as rosters and the library are compared: case and the apostrophe's spelling
+    aside."""
+    return " ".join(name.replace("\u2019", "'").lower().split())
 
 
 def _or_none(lookup: Callable[[], Any]) -> Any:
