@@ -141,6 +141,9 @@ def resolve_embarked(lib: Library, transport: Unit | None, texts: Sequence[str]
         if carrier is transport:
             raise MatchupError(f"{transport.name} is the transport; it cannot be embarked in itself",
                                where="--embarked", value=text.strip(), hint="name a unit embarked in it")
+        if carrier is not None and "TITANIC" in carrier.keywords:
+            raise MatchupError(f"{carrier.name} is TITANIC: no transport carries it", where="--embarked",
+                               value=text.strip(), hint="name a unit the transport can carry, e.g. 'strike team'")
         if isinstance(found, Weapon):
             _named_kind(found, text, False, "--embarked")
             if found.has(Ability.ONE_SHOT):

@@ -474,6 +474,9 @@ def test_firing_deck_limits(library) -> None:
         mathhammer.build("gunrig", OPEN, embarked=["gunrig"])
     with pytest.raises(MathhammerError, match="cannot be embarked in itself"):
         mathhammer.build("gunrig", OPEN, embarked=["railgun"])
+    for titanic in ("knight", "knight paladin/heavy stubber"):  # no transport carries a TITANIC unit
+        with pytest.raises(MathhammerError, match="Knight Paladin is TITANIC: no transport carries it"):
+            mathhammer.build("gunrig", OPEN, embarked=[titanic])
     with pytest.raises(MathhammerError, match="Strike Team has 10 models"):
         mathhammer.build("gunrig", OPEN, embarked=["11x strike team/pulse rifle"])
     with pytest.raises(MathhammerError, match="--models"):
