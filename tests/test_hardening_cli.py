@@ -148,6 +148,21 @@ def test_a_huge_offending_value_is_shown_cut_short(where: str) -> None:
     assert first.endswith(f"(got '{'Z' * 199}…, 100,000 characters)") and len(first) < 400
 
 
+@pytest.mark.parametrize("command", ["sweep", "compare"])
+def test_sampling_options_with_exact_are_said_to_change_nothing(command: str, tmp_path: Any) -> None:
+    """As shoot says it: --trials and --seed given with --exact were taken without a word."""
+    said = "Warning: --trials, --seed have no effect with --exact: it samples nothing"
+    csv = tmp_path / "rows.csv"
+    csv.write_text("weapon\nA2 BS3+ S4 AP0 D1\n", "utf-8")
+    head = ["sweep", "A2 BS3+ S4 AP0 D1", "--toughness", "4", "--save", "3"] if command == "sweep" else [
+        "compare", str(csv), "-t", "T4 SV3+ W1"]
+    r = run(*head, "--exact", "--trials", "1000", "--seed", "3")
+    assert r.exit_code == 0, r.output
+    assert said in r.stderr.splitlines()
+    r = run(*head, "--trials", "1000", "--seed", "3")  # Monte Carlo: they are used
+    assert r.exit_code == 0 and "no effect" not in r.stderr, r.output
+
+
 # --- 2. whole numbers ------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "value"), [("1e3", 1000), ("1_000", 1000), ("1,000", 1000), ("1.5e3", 1500),

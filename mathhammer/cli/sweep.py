@@ -103,6 +103,7 @@ def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
 
 @handle_errors
 def sweep(
+    ctx: typer.Context,
     weapon: WeaponArg,
     toughness: ToughnessOpt = DEFAULT_TOUGHNESS,
     save: SaveOpt = DEFAULT_SAVES,
@@ -173,7 +174,8 @@ def sweep(
                       lib=library(profiles or ()), **_situation(values))
     with live_compile_status():
         cells = _cells(plan, fmt, jobs)
-    for message in warnings_of(cells):
+    unused = o.exact_unused(chosen, o.typed(ctx))
+    for message in (*warnings_of(cells), *((unused,) if unused else ())):
         warn(message)
     if fmt is OutputFormat.TABLE or svg is not None or html is not None:
         from ..render.heatmap import heatmap_view
