@@ -51,7 +51,11 @@ def main() -> None:
     parser.add_argument("--bsdata", type=Path, default=DEFAULT)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    if not args.bsdata.is_dir():
+        raise SystemExit(f"no BSData snapshot at {args.bsdata}: give --bsdata DIR, a checkout of BSData's wh40k-10e")
     files = sorted(p for p in args.bsdata.iterdir() if p.suffix in (".cat", ".gst"))
+    if not files:
+        raise SystemExit(f"no .cat or .gst file in {args.bsdata}: give --bsdata DIR, a checkout of BSData's wh40k-10e")
     print(f"{len(files)} files, {sum(p.stat().st_size for p in files):,} bytes in {args.bsdata}")
     runs = [once(args.bsdata) for _ in range(args.repeats)]
     for stage in ("load", "units", "write", "total"):

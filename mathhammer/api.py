@@ -376,9 +376,20 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     return names
 
 
+#: Keyword arguments spelled as the options' other names (``fight --ws-improve``), and the field
+#: each sets.
+_ALIASES = {"ws_improve": "bs_improve"}
+
+
 def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
     """Context fields from keyword arguments: names checked, enum texts converted."""
     out: dict[str, Any] = {}
+    for alias, name in _ALIASES.items():
+        if alias in given:
+            if name in given:
+                raise InputError(f"given twice: as {alias} and as {name}", where=alias, value=given[alias],
+                                 hint="give one of them")
+            given = {(name if k == alias else k): v for k, v in given.items()}
     for name, value in given.items():
         if name not in SITUATION:
             from difflib import get_close_matches

@@ -24,6 +24,9 @@ RowsHook = Callable[["Distribution"], Any]
 _QUANTILES = np.array([0.5, 0.05, 0.95])
 #: A quantile q is the smallest k with P(X <= k) >= q, allowing for the cdf's rounding.
 _BELOW = 1e-12
+#: How far past 0 or 1 float rounding takes a probability (an exact engine's sum of thousands
+#: of terms is off by a few units of 1e-16).
+_ROUNDING = 1e-9
 
 
 def _from_counts(trials: int, counts: npt.NDArray[np.int64], capped_at: int | None,
@@ -53,6 +56,16 @@ class Distribution:
     counts: npt.NDArray[np.int64] | None = None
     capped_at: int | None = None
     moments: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        p = self.probabilities
+        if p.size and (float(p.min()) < 0.0 or float(p.max()) > 1.0):
+            # an exact engine's sums rounded past a bound (1.0000000000000004, -1e-19): a
+            # probability is never outside [0, 1], in any output (a value further out is no
+            # rounding, and is left for what reads it to see)
+            inside = np.where((p > 1.0) & (p <= 1.0 + _ROUNDING), 1.0, p)
+            inside = np.where((inside < 0.0) & (inside >= -_ROUNDING), 0.0, inside)
+            object.__setattr__(self, "probabilities", inside)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (for a worker process's result, say) without the probabilities when they are

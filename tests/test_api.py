@@ -222,3 +222,16 @@ def test_roster_objects_are_accepted_where_roster_files_are() -> None:
     roster = api.read_roster(path)
     for lib in (api.library(rosters=[roster]), api.libraries(rosters=(r for r in [roster]))[0]):
         assert lib.unit_named("Overlord") is not None
+
+
+def test_ws_improve_is_bs_improve_as_fight_spells_it() -> None:
+    """`fight --ws-improve` and compare's `ws_improve` column take it; so does the library. WS3+
+    improved by 1 is WS2+: 2 attacks, each 5/6 x 1/2 x 1/3 = 5/36 to kill the one W1 model."""
+    from fractions import Fraction
+
+    expected = float(1 - (1 - Fraction(5, 36)) ** 2)
+    for spelled in ("ws_improve", "bs_improve"):
+        got = api.run("A2 WS3+ S4 AP0 D1", "T4 SV3+ W1", melee=True, method="exact", **{spelled: 1}).damage.mean()
+        assert abs(got - expected) < 1e-12
+    with pytest.raises(InputError, match="given twice: as ws_improve and as bs_improve"):
+        api.run("A2 WS3+ S4 AP0 D1", "T4 SV3+ W1", melee=True, method="exact", ws_improve=1, bs_improve=1)

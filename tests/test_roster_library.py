@@ -301,3 +301,17 @@ def test_a_roster_unit_that_cannot_be_used_is_never_the_librarys_in_its_place(tm
     # the roster's other units, and the library's units the roster does not list, are found as before
     r = runner.invoke(app, ["shoot", "crisis sunforge", "--roster", file, "-t", "strike team", "--exact"])
     assert r.exit_code == 0, r.output
+
+
+def test_compare_a_roster_json_holds_to_its_schema() -> None:
+    """Its rows are numbered from 1 (no file, no header line): the schema said 2 at least."""
+    from jsonschema import Draft202012Validator
+
+    root = Path(__file__).resolve().parent.parent
+    schema = json.loads((root / "schemas" / "compare-1.schema.json").read_text("utf-8"))
+    r = runner.invoke(app, ["compare", "--roster", str(root / "examples" / "tau-army.txt"), "-t", "knight", "--exact",
+                            "-f", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    Draft202012Validator(schema).validate(doc)
+    assert [rec["row"] for rec in doc["records"]][:2] == [1, 2]

@@ -273,3 +273,25 @@ def test_renest_reads_types_and_absence_by_the_schema() -> None:
                    "hazardous": {"mean": 0.5}}
     with pytest.raises(KeyError):
         renest(["damage.average"], ["1"])
+
+
+@pytest.mark.parametrize("method", ["--exact", "--method=both"])
+def test_an_exact_sum_rounded_past_one_is_still_a_probability(method: str) -> None:
+    """Four Hazardous D6-attack weapons at one W24 model: the exact engine's P(no model
+    destroyed) came out 1.0000000000000004, which the schema (and probability) forbids."""
+    doc = json.loads(invoke(["shoot", "4x A D6 BS4+ S5 AP-1 D1 [HAZARDOUS]", "-t", "T4 SV3+ W24", method,
+                             "--trials", "1000", "--seed", "1"], "json"))
+    VALIDATOR.validate(doc)
+    assert doc["models_destroyed"]["distribution"][0]["p"] == 1.0
+
+
+def test_a_distribution_keeps_its_probabilities_within_zero_and_one() -> None:
+    import numpy as np
+
+    from mathhammer.result import Distribution
+
+    d = Distribution(np.array([1.0000000000000004, -1e-19, 0.25]))
+    assert d.probabilities.tolist() == [1.0, 0.0, 0.25]
+    assert Distribution(np.array([1.5, -0.5])).probabilities.tolist() == [1.5, -0.5]  # no rounding: a bug to see
+    kept = np.array([0.5, 0.5])
+    assert Distribution(kept).probabilities is kept  # within bounds: the very array, not a copy
