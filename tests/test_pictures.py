@@ -146,6 +146,15 @@ def test_a_folder_given_as_the_file_is_a_usage_error(fmt: str, tmp_path: Path) -
     assert "Invalid value for '--html'" in r.stderr.splitlines()[0] and "is a directory" in r.stderr
 
 
+@pytest.mark.parametrize("option", ["--svg", "--html"])
+def test_an_empty_file_name_is_named_as_typed(option: str) -> None:
+    """Path('') is the current folder: the error named '.', not the empty name given."""
+    r = run(*SHOOT, option, "")
+    assert r.exit_code == 1 and r.stdout == "" and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [f"Error: {option}: empty file name (got '')",
+                                     "  hint: give a file to write, e.g. out.svg"]
+
+
 @pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root may write anywhere")
 def test_a_read_only_folder_is_one_line_and_exit_1(tmp_path: Path) -> None:
     folder = tmp_path / "locked"

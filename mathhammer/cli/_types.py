@@ -105,6 +105,24 @@ class Folder(ParamType):
         return Path(str(value))
 
 
+class File(ParamType):
+    """A file to write; an empty name is refused (``Path('')`` would be the current folder,
+    and the error would name ``.``, not what was typed)."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Path:
+        """``value`` as a Path, unless it is empty."""
+        if isinstance(value, Path):
+            return value
+        if not str(value).strip():
+            raise InputError("empty file name", where=option_name(param), value=str(value),
+                             hint="give a file to write, e.g. out.svg")
+        if Path(str(value)).is_dir():  # a usage error, as click's own Path(dir_okay=False) says it
+            self.fail(f"File {str(value)!r} is a directory.", param, ctx)
+        return Path(str(value))
+
+
 class Choice(ParamType):
     """One of an Enum's values, read as the Enum reads them (its choices in any case, ``_`` or a
     space for ``-``, and its aliases: ``non_crit``, ``ev_optimal``); anything else is a usage

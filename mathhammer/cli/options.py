@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..limits import MAX_ATTACKING_MODELS, MAX_DAMAGE_MOD, MAX_ROLL_MOD, MAX_TARGET_MODELS, MAX_TRIALS
 from ..model import Allocation, CommandReroll, DamageReroll, FtggWording, Method, RerollPolicy, RulesVersion, SaveReroll
 from ..render import OutputFormat
-from ._types import Choice, Folder, WholeNumber
+from ._types import Choice, File, Folder, WholeNumber
 
 __all__ = ["MAX_ROLL_MOD", "MAX_SEED", "OutputFormat", "WholeNumber"]
 
@@ -33,10 +33,10 @@ FormatOpt = Annotated[OutputFormat, typer.Option(
     "--format", "-f", case_sensitive=False, help="Output: table, json, ndjson (one record per line) or csv.",
 )]
 SvgOpt = Annotated[Path | None, typer.Option(
-    "--svg", metavar="FILE", dir_okay=False, help="Also save what the table shows as a self-contained SVG picture.",
+    "--svg", click_type=File(), metavar="FILE", help="Also save what the table shows as a self-contained SVG picture.",
 )]
 HtmlOpt = Annotated[Path | None, typer.Option(
-    "--html", metavar="FILE", dir_okay=False, help="Also save what the table shows as a self-contained HTML page.",
+    "--html", click_type=File(), metavar="FILE", help="Also save what the table shows as a self-contained HTML page.",
 )]
 SeedOpt = Annotated[int | None, typer.Option(
     "--seed", click_type=_whole(0, MAX_SEED), metavar="N",
