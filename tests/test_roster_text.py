@@ -341,6 +341,18 @@ def test_the_list_line_whose_cost_is_no_whole_number_of_points_is_one_error(titl
     assert e.value.where == "list.txt:1" and e.value.value == cost
 
 
+@pytest.mark.parametrize("total", ["2000.5pts", "lots", "99999999pts", "-5pts", ""])
+@pytest.mark.parametrize("text", [NEW_RECRUIT, WTC], ids=["new-recruit-gw", "wtc-compact"])
+def test_new_recruits_total_that_is_no_whole_number_of_points_is_one_error(text: str, total: str) -> None:
+    """'+ TOTAL ARMY POINTS: 2000.5pts' was read as 2000, and 'lots' as no total, without a word."""
+    bad = text.replace("+ TOTAL ARMY POINTS: 215pts", f"+ TOTAL ARMY POINTS: {total}")
+    with pytest.raises(ProfileError, match="the army's total must be a whole number of points") as e:
+        parse_text(bad.encode(), "list.txt")
+    assert e.value.where == "list.txt:3" and e.value.value == total
+    assert parse_text(text.encode(), "list.txt").points == 215
+    assert parse_text(text.replace("215pts", "215 points").encode(), "list.txt").points == 215
+
+
 @pytest.mark.parametrize("cost", ["0", "1000000", "007"])
 def test_a_whole_number_of_points_up_to_the_limit_is_read(cost: str) -> None:
     """The limit is 1,000,000 points, as for a .ros cost: 0 (a free unit) and 1,000,000 are

@@ -397,9 +397,14 @@ class _Header:
     end: int = 0
 
 
-def _nr_header(lines: list[_Line]) -> _Header:
+def _nr_header(lines: list[_Line], file: str) -> _Header:
     """The ``+ FACTION KEYWORD``, ``+ TOTAL ARMY POINTS`` and ``+ ENHANCEMENT`` lines of New
-    Recruit's header, and the index after it."""
+    Recruit's header, and the index after it.
+
+    Raises:
+        ProfileError: a total that is not a whole number of points (``2000.5pts``), as a unit's
+            cost would be.
+    """
     out = _Header()
     for i, ln in enumerate(lines):
         if not ln.text:
@@ -412,8 +417,12 @@ def _nr_header(lines: list[_Line]) -> _Header:
         if k.strip().upper() == "FACTION KEYWORD":
             out.faction = _strip_faction(v)
         elif k.strip().upper() == "TOTAL ARMY POINTS":
-            m = re.search(r"\d+", v)
-            out.points = int(m[0]) if m else None
+            m = re.fullmatch(r"([0-9]{1,7})\s*(?:pts|points)?", v.strip(), re.IGNORECASE)
+            if m is None or int(m[1]) > MAX_ROSTER_POINTS:
+                raise ProfileError(f"the army's total must be a whole number of points from 0 to "
+                                   f"{MAX_ROSTER_POINTS:,}", where=f"{file}:{ln.no}", value=v.strip()[:40],
+                                   hint="New Recruit writes it as '+ TOTAL ARMY POINTS: 2000pts'")
+            out.points = int(m[1])
         elif k.strip().upper() in ("ENHANCEMENT", "ENHANCEMENTS"):
             m = _NR_ENHANCEMENT.match(v.strip())
             if m:
@@ -443,7 +452,7 @@ def _header_enhancements(entries: list[RosterUnit], header: _Header, notes: list
 
 
 def _new_recruit_gw(lines: list[_Line], file: str) -> Roster:
-    header = _nr_header(lines)
+    header = _nr_header(lines, file)
     faction, points, start = header.faction, header.points, header.end
     notes: list[Note] = []
     units: list[_Unit] = []
@@ -475,7 +484,7 @@ def _wtc_items(text: str, times: int = 1) -> list[tuple[str, int]]:
 
 
 def _wtc(lines: list[_Line], file: str) -> Roster:
-    header = _nr_header(lines)
+    header = _nr_header(lines, file)
     faction, points, start = header.faction, header.points, header.end
     notes: list[Note] = []
     entries: list[RosterUnit] = []
