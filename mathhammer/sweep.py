@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .choices import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
-from .errors import InputError, MathhammerError
+from .errors import InputError, MathhammerError, ProfileError
 from .limits import MAX_ATTACKING_MODELS, MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_WOUNDS, check_count
 from .model import Method
 from .render.records import stat_columns
@@ -134,7 +134,6 @@ def _keyword(word: str) -> str:
     if not _KEYWORD.fullmatch(text):
         raise InputError("a keyword is letters, digits, spaces, ' and -", where="--keyword", value=word,
                          hint="one keyword per --keyword, e.g. --keyword VEHICLE --keyword STEALTH")
-    from .errors import ProfileError
     from .notation import parse_target
 
     try:  # the notation's own check of the words, said of --keyword rather than of a cell's target
