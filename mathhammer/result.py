@@ -59,7 +59,7 @@ class Distribution:
 
     def __post_init__(self) -> None:
         p = self.probabilities
-        if p.size and (float(p.min()) < 0.0 or float(p.max()) > 1.0):
+        if self.counts is None and p.size and (float(p.min()) < 0.0 or float(p.max()) > 1.0):  # (counts / n: never)
             # an exact engine's sums rounded past a bound (1.0000000000000004, -1e-19): a
             # probability is never outside [0, 1], in any output (a value further out is no
             # rounding, and is left for what reads it to see)
