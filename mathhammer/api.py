@@ -72,6 +72,8 @@ def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True, roster
     """
     from .profiles import load_library
 
+    _check_bool(use_env, "use_env")
+    _check_faction(faction)
     lib = with_rosters(load_library(tuple(Path(p) for p in _paths(profiles, "profiles")), use_env=use_env),
                        _paths(rosters, "rosters", allow=_roster_type(rosters)))
     return lib if faction is None else lib.only(faction)
@@ -88,6 +90,7 @@ def libraries(profiles: Sequence[str | Path] = (), *, rosters: Sequence[str | Pa
     Raises:
         ProfileError: a bad profile or roster file, an unknown faction.
     """
+    _check_faction(faction)
     base = library(profiles, use_env=use_env)
     rosters = _paths(rosters, "rosters", allow=_roster_type(rosters))
     target_rosters = _paths(target_rosters, "target_rosters", allow=_roster_type(target_rosters))
@@ -342,17 +345,32 @@ def _many(value: Any) -> bool:
 
 def _paths(value: Any, where: str, allow: type | None = None) -> tuple[Any, ...]:
     """Files or folders: one path (a text or a path object: not iterated letter by letter) or
-    several (a list, a generator...); ``allow``: another type an item may be."""
+    several (a list, a generator...); ``allow``: another type an item may be. An empty text is
+    refused, as the command line refuses it (``Path('')`` would silently be the current folder)."""
     def one(item: Any) -> bool:
         return isinstance(item, (str, os.PathLike)) or (allow is not None and isinstance(item, allow))
 
-    if one(value):
-        return (value,)
-    items = tuple(value) if _many(value) else None
-    bad = next((item for item in items if not one(item)), None) if items is not None else value
-    if items is None or bad is not None:
-        raise InputError("must be a path or a list of paths", where=where, value=type(bad).__name__)
+    items = (value,) if one(value) else tuple(value) if _many(value) else None
+    bad = [value] if items is None else [item for item in items if not one(item)][:1]
+    if bad:  # named by its type: None would show nothing
+        raise InputError("must be a path or a list of paths", where=where, value=type(bad[0]).__name__)
+    assert items is not None
+    for item in items:
+        if isinstance(item, str) and not item.strip():
+            raise InputError("empty path", where=where, value=item,
+                             hint="give a file or folder, or . for the current one")
     return items
+
+
+def _check_bool(value: Any, where: str) -> None:
+    if not isinstance(value, bool):
+        raise InputError("must be true or false", where=where, value=value)
+
+
+def _check_faction(faction: Any) -> None:
+    if faction is not None and not isinstance(faction, str):
+        raise InputError("a faction is a name", where="--faction", value=type(faction).__name__,
+                         hint="one faction, e.g. \"t'au empire\"")
 
 
 def checked_names(value: Any, where: str) -> tuple[str, ...]:

@@ -145,6 +145,15 @@ def test_no_weapon_and_unknown_profiles_are_errors() -> None:
     (lambda: api.run_attack(None), "attack"),
     (lambda: api.library(123), "profiles"),
     (lambda: api.library(None), "profiles"),
+    (lambda: api.library([None]), "profiles"),  # a None in the list was a TypeError from pathlib
+    (lambda: api.library(["x", 5]), "profiles"),
+    (lambda: api.library(""), "profiles"),  # Path('') is the current folder: refused as --profiles '' is
+    (lambda: api.library([" "]), "profiles"),
+    (lambda: api.libraries(rosters=""), "rosters"),
+    (lambda: api.library(faction=5), "--faction"),  # an AttributeError from deep inside
+    (lambda: api.libraries(faction=["tau"]), "--faction"),
+    (lambda: api.library(use_env="no"), "use_env"),  # was taken as true
+    (lambda: api.libraries(use_env=0), "use_env"),
     (lambda: api.libraries(rosters=[123]), "rosters"),
     (lambda: api.read_roster(None), "roster"),
 ])
