@@ -265,9 +265,10 @@ def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, tri
                seed: int | None = None, threads: int | None = None, stages: bool = True) -> DamageResult:
     """Run a built attack: Monte Carlo (``trials``, ``seed``; results do not depend on
     ``threads``), exact, or both. ``stages=False`` skips Monte Carlo's stage histograms
-    (hits, wounds, ...): quicker, and the damage and models destroyed are the same."""
+    (hits, wounds, ...): quicker, and the damage and models destroyed are the same. ``trials``,
+    ``seed`` and ``threads`` are checked whatever the method; exact does not use them."""
     from .engine import analyse
-    from .engine.montecarlo import check_trials
+    from .engine.montecarlo import check_seed, check_threads, check_trials
 
     if not isinstance(attack, Attack):
         raise InputError("must be what mathhammer.build() returns", where="attack", value=type(attack).__name__)
@@ -275,6 +276,8 @@ def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, tri
         raise InputError("must be true or false", where="stages", value=stages)
     chosen: Method = enum_value(Method, method, "method")
     check_trials(trials)
+    check_seed(seed)  # whatever the method: a bad value is an error even where it would change nothing
+    check_threads(threads)
     return analyse(attack.matchup, method=chosen, trials=trials, seed=seed, threads=threads, notes=attack.notes,
                    merged=attack.explain, stages=stages, stratagems=tuple(u.to_dict() for u in attack.stratagems))
 

@@ -164,6 +164,21 @@ def test_arguments_of_the_wrong_type_are_input_errors(call, where) -> None:
     assert e.value.where == where
 
 
+@pytest.mark.parametrize("method", ["exact", "both"])
+@pytest.mark.parametrize(("kwargs", "where"), [
+    ({"seed": "abc"}, "--seed"), ({"seed": -5}, "--seed"), ({"seed": 2**63}, "--seed"), ({"seed": 1.5}, "--seed"),
+    ({"threads": "x"}, "--threads"), ({"threads": 0}, "--threads"), ({"threads": True}, "--threads"),
+])
+def test_seed_and_threads_are_checked_whatever_the_method(method: str, kwargs: dict[str, object], where: str) -> None:
+    # method="exact" took any seed and threads: they change nothing there, but a bad value is an error
+    with pytest.raises(InputError) as e:
+        api.run("railgun", "knight", method=method, trials=100, **kwargs)  # type: ignore[arg-type]
+    assert e.value.where == where
+    attack = api.build("railgun", "knight")
+    with pytest.raises(InputError):
+        api.run_attack(attack, method=method, trials=100, **kwargs)  # type: ignore[arg-type]
+
+
 def test_one_name_or_path_is_not_read_letter_by_letter(tmp_path: Path) -> None:
     # only="railgun" was the letters r, a, i, ...; library("/x/profiles") loaded "/" as a folder
     assert api.run("hammerhead", "knight", method="exact", only="railgun").damage.mean() == pytest.approx(
