@@ -16,6 +16,7 @@ run needs it.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -294,9 +295,14 @@ def run(weapons: str | Sequence[str], target: str, *, method: Method | str = Met
 
 def _count(models: int) -> int:
     """A whole number (the range is the model's to check: Matchup says why 0 cannot fire)."""
-    if isinstance(models, bool) or not isinstance(models, int):
-        raise InputError("must be a whole number", where="--models", value=models)
-    return models
+    return _whole(models, "--models")
+
+
+def _whole(value: Any, where: str) -> int:
+    """``value`` as a Python int: a whole number, numpy's integers too (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError("must be a whole number", where=where, value=value)
+    return int(value)
 
 
 def _battle(given: Mapping[str, Any]) -> Battle:
@@ -314,9 +320,7 @@ def _battle(given: Mapping[str, Any]) -> Battle:
         elif name == "ftgg":
             values[name] = enum_value(FtggWording, value, "--ftgg")
         elif name in ("round", "range"):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError("must be a whole number", where=name, value=value)
-            values[name] = value
+            values[name] = _whole(value, name)
         else:
             if not isinstance(value, bool):
                 raise InputError("must be true or false", where=name, value=value)
@@ -432,9 +436,7 @@ def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
                 raise InputError("must be true or false", where=name, value=value)
             out[name] = value
         else:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError("must be a whole number", where=name, value=value)
-            out[name] = value
+            out[name] = _whole(value, name)
     return out
 
 

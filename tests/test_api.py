@@ -239,6 +239,24 @@ def test_numpy_integers_generators_sets_and_roster_objects_are_accepted() -> Non
     assert parse_saves(np.int64(4)) == (4,)
 
 
+def test_numpy_integers_are_whole_numbers_for_models_modifiers_and_the_battle() -> None:
+    # they were "must be a whole number (got 1)": the message said a whole number was not one
+    import numpy as np
+
+    i = np.int64
+    for weapon, target, options in [
+        ("railgun", "knight", {"models": 2, "hit_mod": 1, "wound_mod": -1, "save_mod": 1, "damage_mod": -1,
+                               "bs_improve": 1, "ap_improve": 1, "crit_hit": 5, "crit_wound": 5}),
+        ("crisis sunforge", "knight", {"detachment": "kauyon", "round": 3, "range": 6}),
+    ]:
+        given = api.build(weapon, target, **{k: i(v) if isinstance(v, int) else v for k, v in options.items()})
+        plain = api.build(weapon, target, **options)
+        assert given == plain
+        assert api.run_attack(given, method="exact").damage.mean() == api.run_attack(plain, method="exact").damage.mean()
+        assert all(type(getattr(given.matchup.context, k)) is int for k in options if k in api.SITUATION)
+        assert type(given.matchup.context.firing_models) is int
+
+
 @pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / "shared" / "data" / "rosters-prettyscribe").is_dir(),
                     reason="the shared .rosz samples are not here")
 def test_roster_objects_are_accepted_where_roster_files_are() -> None:
