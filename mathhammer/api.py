@@ -16,6 +16,7 @@ run needs it.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -72,6 +73,8 @@ def library(profiles: Sequence[str | Path] = (), *, use_env: bool = True, roster
     """
     from .profiles import load_library
 
+    _check_bool(use_env, "use_env")
+    _check_faction(faction)
     lib = with_rosters(load_library(tuple(Path(p) for p in _paths(profiles, "profiles")), use_env=use_env),
                        _paths(rosters, "rosters", allow=_roster_type(rosters)))
     return lib if faction is None else lib.only(faction)
@@ -88,6 +91,7 @@ def libraries(profiles: Sequence[str | Path] = (), *, rosters: Sequence[str | Pa
     Raises:
         ProfileError: a bad profile or roster file, an unknown faction.
     """
+    _check_faction(faction)
     base = library(profiles, use_env=use_env)
     rosters = _paths(rosters, "rosters", allow=_roster_type(rosters))
     target_rosters = _paths(target_rosters, "target_rosters", allow=_roster_type(target_rosters))
@@ -262,9 +266,10 @@ def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, tri
                seed: int | None = None, threads: int | None = None, stages: bool = True) -> DamageResult:
     """Run a built attack: Monte Carlo (``trials``, ``seed``; results do not depend on
     ``threads``), exact, or both. ``stages=False`` skips Monte Carlo's stage histograms
-    (hits, wounds, ...): quicker, and the damage and models destroyed are the same."""
+    (hits, wounds, ...): quicker, and the damage and models destroyed are the same. ``trials``,
+    ``seed`` and ``threads`` are checked whatever the method; exact does not use them."""
     from .engine import analyse
-    from .engine.montecarlo import check_trials
+    from .engine.montecarlo import check_seed, check_threads, check_trials
 
     if not isinstance(attack, Attack):
         raise InputError("must be what mathhammer.build() returns", where="attack", value=type(attack).__name__)
@@ -272,6 +277,8 @@ def run_attack(attack: Attack, *, method: Method | str = Method.MONTE_CARLO, tri
         raise InputError("must be true or false", where="stages", value=stages)
     chosen: Method = enum_value(Method, method, "method")
     check_trials(trials)
+    check_seed(seed)  # whatever the method: a bad value is an error even where it would change nothing
+    check_threads(threads)
     return analyse(attack.matchup, method=chosen, trials=trials, seed=seed, threads=threads, notes=attack.notes,
                    merged=attack.explain, stages=stages, stratagems=tuple(u.to_dict() for u in attack.stratagems))
 
@@ -288,9 +295,14 @@ def run(weapons: str | Sequence[str], target: str, *, method: Method | str = Met
 
 def _count(models: int) -> int:
     """A whole number (the range is the model's to check: Matchup says why 0 cannot fire)."""
-    if isinstance(models, bool) or not isinstance(models, int):
-        raise InputError("must be a whole number", where="--models", value=models)
-    return models
+    return _whole(models, "--models")
+
+
+def _whole(value: Any, where: str) -> int:
+    """``value`` as a Python int: a whole number, numpy's integers too (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError("must be a whole number", where=where, value=value)
+    return int(value)
 
 
 def _battle(given: Mapping[str, Any]) -> Battle:
@@ -308,9 +320,7 @@ def _battle(given: Mapping[str, Any]) -> Battle:
         elif name == "ftgg":
             values[name] = enum_value(FtggWording, value, "--ftgg")
         elif name in ("round", "range"):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError("must be a whole number", where=name, value=value)
-            values[name] = value
+            values[name] = _whole(value, name)
         else:
             if not isinstance(value, bool):
                 raise InputError("must be true or false", where=name, value=value)
@@ -342,17 +352,32 @@ def _many(value: Any) -> bool:
 
 def _paths(value: Any, where: str, allow: type | None = None) -> tuple[Any, ...]:
     """Files or folders: one path (a text or a path object: not iterated letter by letter) or
-    several (a list, a generator...); ``allow``: another type an item may be."""
+    several (a list, a generator...); ``allow``: another type an item may be. An empty text is
+    refused, as the command line refuses it (``Path('')`` would silently be the current folder)."""
     def one(item: Any) -> bool:
         return isinstance(item, (str, os.PathLike)) or (allow is not None and isinstance(item, allow))
 
-    if one(value):
-        return (value,)
-    items = tuple(value) if _many(value) else None
-    bad = next((item for item in items if not one(item)), None) if items is not None else value
-    if items is None or bad is not None:
-        raise InputError("must be a path or a list of paths", where=where, value=type(bad).__name__)
+    items = (value,) if one(value) else tuple(value) if _many(value) else None
+    bad = [value] if items is None else [item for item in items if not one(item)][:1]
+    if bad:  # named by its type: None would show nothing
+        raise InputError("must be a path or a list of paths", where=where, value=type(bad[0]).__name__)
+    assert items is not None
+    for item in items:
+        if isinstance(item, str) and not item.strip():
+            raise InputError("empty path", where=where, value=item,
+                             hint="give a file or folder, or . for the current one")
     return items
+
+
+def _check_bool(value: Any, where: str) -> None:
+    if not isinstance(value, bool):
+        raise InputError("must be true or false", where=where, value=value)
+
+
+def _check_faction(faction: Any) -> None:
+    if faction is not None and not isinstance(faction, str):
+        raise InputError("a faction is a name", where="--faction", value=type(faction).__name__,
+                         hint="one faction, e.g. \"t'au empire\"")
 
 
 def checked_names(value: Any, where: str) -> tuple[str, ...]:
@@ -411,9 +436,7 @@ def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
                 raise InputError("must be true or false", where=name, value=value)
             out[name] = value
         else:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError("must be a whole number", where=name, value=value)
-            out[name] = value
+            out[name] = _whole(value, name)
     return out
 
 

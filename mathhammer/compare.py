@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import os
 import re
 import sys
 from collections.abc import Generator, Iterator, Sequence
@@ -35,7 +36,7 @@ from typing import IO, Any, TypeVar
 from .api import BATTLE, SITUATION
 from .choices import SortKey
 from .errors import InputError, MathhammerError
-from .limits import MAX_ATTACKING_MODELS, MAX_SHEET_BYTES
+from .limits import MAX_ATTACKING_MODELS, MAX_SHEET_BYTES, check_count
 from .model import Allocation, Context, FtggWording, Method
 from .render.records import stat_columns
 from .result import RowsHook
@@ -573,13 +574,27 @@ class Comparison:
                  jobs: int | None = None, profiles: Sequence[str | Path] = (), keep_going: bool = False,
                  name: str | None = None, rosters: Sequence[str | Path] = (),
                  target_rosters: Sequence[str | Path] = ()) -> None:
-        from .api import library, read_roster, with_rosters
+        from .api import checked_names, enum_value, library, read_roster, with_rosters
         from .engine.montecarlo import check_trials
         from .profiles import Layered
 
+        if source is not None and not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read"):
+            raise InputError("must be a CSV file's path, '-' (stdin) or a text stream", where="FILE",
+                             value=type(source).__name__)
+        if isinstance(source, os.PathLike) and not isinstance(source, Path):
+            source = Path(source)
+        targets = checked_names(targets, "--target")  # one text is one target, not its letters
+        method = enum_value(Method, method, "--method")  # said of the argument, not of a row
         check_trials(trials)
-        if jobs is not None and jobs < 1:
-            raise InputError("must be at least 1", where="--jobs", value=jobs)
+        trials = int(trials)  # numpy's integers too: the records hold Python ints
+        if seed is not None:  # as shoot --seed: a record's compare_seed is a whole number in this range
+            check_count(seed, name="the seed", lo=0, hi=2**63 - 1, where="--seed", error=InputError)
+            seed = int(seed)
+        if jobs is not None:
+            check_count(jobs, name="jobs", lo=1, hi=None, where="--jobs", error=InputError)
+            jobs = int(jobs)
+        if not isinstance(keep_going, bool):
+            raise InputError("must be true or false", where="keep_going", value=keep_going)
         if seed is None and method is not Method.EXACT:
             from .engine.montecarlo import draw_seed
 

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError, MatchupError, NotExactError, ProfileError
-from .limits import MAX_CHARACTERISTIC, MAX_TARGET_MODELS
+from .limits import MAX_CHARACTERISTIC, MAX_TARGET_MODELS, check_count
 from .model import Allocation, DiceExpr, Method, Target, TargetUnit, Unit
 from .resolve import ResolvedTarget
 from .result import Distribution, GroupResult
@@ -295,10 +295,11 @@ def tank_shock(vehicle: str | Unit, target: TargetLike, *, lib: Library | None =
         InputError: a bad method, trials or seed.
     """
     chosen = _method(method)
-    _check_trials(trials, seed)
+    trials, seed = _check_trials(trials, seed)
     lib = _library(lib)
+    target_lib = _library(target_lib, "target_lib", lib)
     toughness, source, explain = _vehicle(lib, vehicle)
-    found = _targets(lib if target_lib is None else target_lib, [target], target_models, wounds_left, allocation)
+    found = _targets(target_lib, [target], target_models, wounds_left, allocation)
     from .effects import Used, catalogue
 
     used = catalogue().stratagem("tank shock")
@@ -341,10 +342,12 @@ def deadly_demise(unit: str | Unit, targets: TargetLike | Sequence[TargetLike] =
         ProfileError: an unknown name; InputError: bad values.
     """
     chosen = _method(method)
-    _check_trials(trials, seed)
+    trials, seed = _check_trials(trials, seed)
     lib = _library(lib)
+    target_lib = _library(target_lib, "target_lib", lib)
     x, source, explain = _demise_unit(lib, unit, models)
-    given = [targets] if isinstance(targets, (str, ResolvedTarget, TargetUnit, Target)) else list(targets)
+    models = int(models)  # numpy's integers too: the result records a Python int
+    given = _given_targets(targets)
     if not given and (target_models is not None or wounds_left is not None or allocation is not None):
         option, value = next((o, v) for o, v in (("--target-models", target_models), ("--wounds-left", wounds_left),
                                                  ("--allocation", allocation)) if v is not None)
@@ -355,7 +358,7 @@ def deadly_demise(unit: str | Unit, targets: TargetLike | Sequence[TargetLike] =
         raise InputError("applies to one target; with several, give each its own", where=option,
                          value=target_models if target_models is not None else wounds_left,
                          hint="write it in the target: '5x intercessors', 'T4 SV3+ W2 MODELS5 WOUNDS-LEFT=1'")
-    found = _targets(lib if target_lib is None else target_lib, given, target_models, wounds_left,
+    found = _targets(target_lib, given, target_models, wounds_left,
                      Allocation.DURABLE if allocation is None else allocation)
     explain += [f"R-10.1 Deadly Demise {x}: {models} model{'s' if models > 1 else ''} destroyed, each rolls one D6; "
                 f"on a 6 each unit within 6\" suffers {x} mortal wounds"
@@ -375,10 +378,30 @@ def deadly_demise(unit: str | Unit, targets: TargetLike | Sequence[TargetLike] =
 
 
 # --- resolving the arguments ------------------------------------------------------------------
-def _library(lib: Library | None) -> Library:
-    from .api import library
+def _library(lib: Library | None, where: str = "lib", default: Library | None = None) -> Library:
+    """``lib`` checked to be a library (``where`` names the argument); None: ``default``, or
+    :func:`~mathhammer.api.library`."""
+    from .api import checked_library, library
 
-    return library() if lib is None else lib
+    if lib is None:
+        return library() if default is None else default
+    try:
+        return checked_library(lib)
+    except InputError as e:
+        raise InputError(e.what, where=where, value=e.value) from None
+
+
+def _given_targets(targets: Any) -> list[TargetLike]:
+    """One target (a text is one, not iterated letter by letter) or several (a list, a tuple, a
+    generator...)."""
+    from .api import _many
+
+    if isinstance(targets, (str, ResolvedTarget, TargetUnit, Target)):
+        return [targets]
+    if not _many(targets):
+        raise InputError("must be a target or a list of targets", where="--target", value=type(targets).__name__,
+                         hint="a unit name, inline text ('T4 SV3+ W2 MODELS5') or what mathhammer.target() returns")
+    return list(targets)
 
 
 def _method(method: Method | str) -> Method:
@@ -388,14 +411,14 @@ def _method(method: Method | str) -> Method:
     return chosen
 
 
-def _check_trials(trials: int, seed: int | None) -> None:
+def _check_trials(trials: int, seed: int | None) -> tuple[int, int | None]:
+    """``trials`` and ``seed`` checked (numpy's integers are whole numbers too), as Python ints."""
     from .engine.montecarlo import check_trials
 
-    if isinstance(trials, bool) or not isinstance(trials, int):
-        raise InputError("must be a whole number", where="--trials", value=trials)
     check_trials(trials)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
-        raise InputError("must be a whole number from 0 to 2**63 - 1", where="--seed", value=seed)
+    if seed is not None:
+        check_count(seed, name="the seed", lo=0, hi=2**63 - 1, where="--seed", error=InputError)
+    return int(trials), None if seed is None else int(seed)
 
 
 def _check_toughness(toughness: int, where: str) -> None:
@@ -446,8 +469,8 @@ def _vehicle(lib: Library, vehicle: str | Unit) -> tuple[int, dict[str, Any], li
 
 def _demise_unit(lib: Library, unit: str | Unit, models: int) -> tuple[DiceExpr, dict[str, Any], list[str]]:
     """Deadly Demise x, the unit as JSON data, and explain lines; ``models`` checked."""
-    if isinstance(models, bool) or not isinstance(models, int):
-        raise InputError("must be a whole number", where="--models", value=models)
+    check_count(models, name="destroyed models", lo=None, hi=None, where="--models", error=InputError)
+    models = int(models)
     if models < 1:
         raise InputError("at least one model must be destroyed", where="--models", value=models)
     if not isinstance(unit, (str, Unit)):
@@ -489,6 +512,11 @@ def _targets(lib: Library, given: Sequence[TargetLike], target_models: int | Non
     from .resolve import resolve_target_unit
 
     order: Allocation = enum_value(Allocation, allocation, "allocation")
+    for name, value in (("--target-models", target_models), ("--wounds-left", wounds_left)):
+        if value is not None:  # as mathhammer.target() checks them
+            check_count(value, name=name.lstrip("-").replace("-", " "), lo=None, hi=None, where=name, error=InputError)
+    target_models = None if target_models is None else int(target_models)
+    wounds_left = None if wounds_left is None else int(wounds_left)
     out: list[ResolvedTarget] = []
     for t in given:
         if isinstance(t, str):

@@ -109,19 +109,30 @@ def parse_saves(text: str | int | Sequence[int]) -> tuple[int, ...]:
     return _values(text, option="--save", lo=2, hi=NO_SAVE, what="Save", no_save=True)
 
 
+def _whole(value: Any, lo: int, hi: int) -> int | None:
+    """``value`` as a Python int when it is a whole number (numpy's integers too, not a bool) in
+    ``lo..hi``, else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    number = int(value)
+    return number if lo <= number <= hi else None
+
+
 def _defence(value: int | None, option: str) -> int | None:
     """An invulnerable save or Feel No Pain: 2 to 6 (``4`` means 4+), or None."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 6:
+    number = _whole(value, 2, 6)
+    if number is None:
         raise InputError("must be 2 to 6 (a 4+ save is 4)", where=option, value=value)
-    return value
+    return number
 
 
 def _count(value: int, option: str, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
+    number = _whole(value, 1, hi)
+    if number is None:
         raise InputError(f"must be a whole number from 1 to {hi:,}", where=option, value=value)
-    return value
+    return number
 
 
 _KEYWORD = re.compile(r"[A-Za-z0-9' -]+", re.ASCII)
@@ -257,20 +268,27 @@ def plan_sweep(weapons: str | Sequence[str], *, toughness: str | int | Sequence[
     chosen_metric: Metric = enum_value(Metric, metric, "--metric")
     chosen_method: Method = enum_value(Method, method, "--method")
     check_trials(trials)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED):
-        raise InputError(f"must be a whole number from 0 to {_MAX_SEED:,}", where="--seed", value=seed)
+    trials = int(trials)  # numpy's integers too: the plan and its records hold Python ints
+    if seed is not None:
+        given, seed = seed, _whole(seed, 0, _MAX_SEED)
+        if seed is None:
+            raise InputError(f"must be a whole number from 0 to {_MAX_SEED:,}", where="--seed", value=given)
     if wounds is None and chosen_metric is not Metric.MEAN:
         raise InputError(f"{chosen_metric.value} needs the targets' Wounds", where="--metric",
                          value=chosen_metric.value, hint="give --wounds W, e.g. --wounds 3")
-    if isinstance(keywords, str):
-        keywords = (keywords,)
+    if "target" in situation:  # build()'s own argument: each cell's target is the sweep's
+        raise InputError("a sweep makes its own targets, one for each Toughness and Save", where="target",
+                         value=situation["target"] if isinstance(situation["target"], str)
+                         else type(situation["target"]).__name__,
+                         hint="give toughness=, save=, wounds=, models=, invulnerable=, feel_no_pain=, keywords=")
+    from .api import checked_library, checked_names
+
+    keywords = checked_names(keywords, "--keyword")  # as only and exclude: one text, or a list of them
     grid = Grid(toughness=parse_toughness(toughness), saves=parse_saves(save),
                 wounds=1 if wounds is None else _count(wounds, "--wounds", MAX_WOUNDS),
                 models=_count(models, "--models", MAX_TARGET_MODELS),
                 invulnerable=_defence(invulnerable, "--invuln"), feel_no_pain=_defence(feel_no_pain, "--fnp"),
                 keywords=tuple(dict.fromkeys(_keyword(k) for k in keywords)), wounds_given=wounds is not None)
-    from .api import checked_library, checked_names
-
     lib = library() if lib is None else checked_library(lib)
     texts = checked_names(weapons, "weapons")
     if not texts:

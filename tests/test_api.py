@@ -145,6 +145,15 @@ def test_no_weapon_and_unknown_profiles_are_errors() -> None:
     (lambda: api.run_attack(None), "attack"),
     (lambda: api.library(123), "profiles"),
     (lambda: api.library(None), "profiles"),
+    (lambda: api.library([None]), "profiles"),  # a None in the list was a TypeError from pathlib
+    (lambda: api.library(["x", 5]), "profiles"),
+    (lambda: api.library(""), "profiles"),  # Path('') is the current folder: refused as --profiles '' is
+    (lambda: api.library([" "]), "profiles"),
+    (lambda: api.libraries(rosters=""), "rosters"),
+    (lambda: api.library(faction=5), "--faction"),  # an AttributeError from deep inside
+    (lambda: api.libraries(faction=["tau"]), "--faction"),
+    (lambda: api.library(use_env="no"), "use_env"),  # was taken as true
+    (lambda: api.libraries(use_env=0), "use_env"),
     (lambda: api.libraries(rosters=[123]), "rosters"),
     (lambda: api.read_roster(None), "roster"),
 ])
@@ -153,6 +162,21 @@ def test_arguments_of_the_wrong_type_are_input_errors(call, where) -> None:
     with pytest.raises(InputError) as e:
         call()
     assert e.value.where == where
+
+
+@pytest.mark.parametrize("method", ["exact", "both"])
+@pytest.mark.parametrize(("kwargs", "where"), [
+    ({"seed": "abc"}, "--seed"), ({"seed": -5}, "--seed"), ({"seed": 2**63}, "--seed"), ({"seed": 1.5}, "--seed"),
+    ({"threads": "x"}, "--threads"), ({"threads": 0}, "--threads"), ({"threads": True}, "--threads"),
+])
+def test_seed_and_threads_are_checked_whatever_the_method(method: str, kwargs: dict[str, object], where: str) -> None:
+    # method="exact" took any seed and threads: they change nothing there, but a bad value is an error
+    with pytest.raises(InputError) as e:
+        api.run("railgun", "knight", method=method, trials=100, **kwargs)  # type: ignore[arg-type]
+    assert e.value.where == where
+    attack = api.build("railgun", "knight")
+    with pytest.raises(InputError):
+        api.run_attack(attack, method=method, trials=100, **kwargs)  # type: ignore[arg-type]
 
 
 def test_one_name_or_path_is_not_read_letter_by_letter(tmp_path: Path) -> None:
@@ -213,6 +237,24 @@ def test_numpy_integers_generators_sets_and_roster_objects_are_accepted() -> Non
 
     assert parse_toughness(range(3, 6)) == parse_toughness(np.arange(3, 6)) == (3, 4, 5)
     assert parse_saves(np.int64(4)) == (4,)
+
+
+def test_numpy_integers_are_whole_numbers_for_models_modifiers_and_the_battle() -> None:
+    # they were "must be a whole number (got 1)": the message said a whole number was not one
+    import numpy as np
+
+    i = np.int64
+    for weapon, target, options in [
+        ("railgun", "knight", {"models": 2, "hit_mod": 1, "wound_mod": -1, "save_mod": 1, "damage_mod": -1,
+                               "bs_improve": 1, "ap_improve": 1, "crit_hit": 5, "crit_wound": 5}),
+        ("crisis sunforge", "knight", {"detachment": "kauyon", "round": 3, "range": 6}),
+    ]:
+        given = api.build(weapon, target, **{k: i(v) if isinstance(v, int) else v for k, v in options.items()})
+        plain = api.build(weapon, target, **options)
+        assert given == plain
+        assert api.run_attack(given, method="exact").damage.mean() == api.run_attack(plain, method="exact").damage.mean()
+        assert all(type(getattr(given.matchup.context, k)) is int for k in options if k in api.SITUATION)
+        assert type(given.matchup.context.firing_models) is int
 
 
 @pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / "shared" / "data" / "rosters-prettyscribe").is_dir(),

@@ -18,6 +18,7 @@ from mathhammer import api
 from mathhammer.cli._command import Command
 from mathhammer.cli.compare import compare
 from mathhammer.compare import RECORD_COLUMNS, Comparison, Computed, SortKey, read_rows, record, row_seed
+from mathhammer.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "schemas" / "compare-1.schema.json").read_text())
@@ -101,6 +102,39 @@ def test_a_target_given_twice_is_compared_once_with_a_warning(tmp_path):
     assert run.targets == ("knight", "boyz") and run.total == 2
     assert run.warnings == ("--target 'Knight ' given more than once: compared once",)
     assert [d.target for d in run] == ["knight", "boyz"]
+
+
+@pytest.mark.parametrize(("kwargs", "where", "value"), [
+    ({"source": 5}, "FILE", "int"),  # an AttributeError ('int' object has no attribute 'read')
+    ({"targets": [5]}, "--target", "int"),  # an AttributeError from target_key
+    ({"targets": None}, "--target", "NoneType"),
+    ({"seed": -1}, "--seed", -1),  # was taken, and written to a record the schema refuses
+    ({"seed": 1.5}, "--seed", "1.5"),
+    ({"seed": 2**63}, "--seed", 2**63),
+    ({"seed": True}, "--seed", "True"),
+    ({"jobs": "2"}, "--jobs", "'2'"),  # a TypeError comparing with 1
+    ({"jobs": 1.5}, "--jobs", "1.5"),  # a TypeError from multiprocessing while iterating
+    ({"jobs": True}, "--jobs", "True"),
+    ({"jobs": 0}, "--jobs", 0),
+    ({"keep_going": "no"}, "keep_going", "no"),  # was taken as true
+    ({"method": "bogus"}, "--method", "bogus"),  # was said of the file's row 2
+])
+def test_arguments_of_the_wrong_kind_are_input_errors_naming_them(tmp_path, kwargs, where, value):
+    options = {"source": write(tmp_path, "label,weapon\na,railgun\n"), "targets": ["knight"], "trials": 100,
+               "seed": 1, **kwargs}
+    with pytest.raises(InputError) as e:
+        list(Comparison(**options))
+    assert (e.value.where, e.value.value) == (where, value)
+
+
+def test_one_target_text_is_one_target_and_numpy_integers_are_whole_numbers(tmp_path):
+    # a text was read letter by letter: the targets 'k', 'n', 'i', ...
+    path = write(tmp_path, "label,weapon\na,railgun\n")
+    run = Comparison(path, "knight", trials=np.int64(1_000), seed=np.int64(3), jobs=np.int64(1))
+    assert run.targets == ("knight",) and type(run.seed) is int and type(run.trials) is int
+    [done] = list(run)
+    assert isinstance(done, Computed) and record(done)["compare_seed"] == 3
+    assert [d.target for d in Comparison(path, "knight", method="exact")] == ["knight"]
 
 
 def test_exact_rows_equal_single_exact_runs_in_worker_processes(tmp_path):

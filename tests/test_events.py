@@ -381,6 +381,39 @@ def test_bad_values(call: Any, where: str) -> None:
     assert e.value.where == where
 
 
+@pytest.mark.parametrize(("call", "where", "value"), [
+    # not a library: checked as mathhammer.build() checks it, never a TypeError from deep inside
+    (lambda: tank_shock("gunrig", "intercessors", lib="x", method="exact"), "lib", "str"),  # type: ignore[arg-type]
+    (lambda: tank_shock("gunrig", "intercessors", target_lib="x", method="exact"), "target_lib", "str"),  # type: ignore[arg-type]
+    (lambda: deadly_demise("gunrig", lib=5, method="exact"), "lib", "int"),  # type: ignore[arg-type]
+    (lambda: deadly_demise("gunrig", "knight", target_lib=5, method="exact"), "target_lib", "int"),  # type: ignore[arg-type]
+    # targets that are neither one target nor a list of them
+    (lambda: deadly_demise("gunrig", None, method="exact"), "--target", "NoneType"),  # type: ignore[arg-type]
+    (lambda: deadly_demise("gunrig", 5, method="exact"), "--target", "int"),  # type: ignore[arg-type]
+    (lambda: deadly_demise("gunrig", Path("knight"), method="exact"), "--target", "PosixPath"),  # type: ignore[arg-type]
+    # target models and wounds left checked as mathhammer.target() checks them
+    (lambda: tank_shock("gunrig", "intercessors", target_models="3", method="exact"), "--target-models", "'3'"),  # type: ignore[arg-type]
+    (lambda: tank_shock("gunrig", "intercessors", target_models=2.0, method="exact"), "--target-models", "2.0"),  # type: ignore[arg-type]
+    (lambda: tank_shock("gunrig", "intercessors", target_models=True, method="exact"), "--target-models", "True"),
+    (lambda: deadly_demise("gunrig", "intercessors", wounds_left=1.0, method="exact"), "--wounds-left", "1.0"),  # type: ignore[arg-type]
+])
+def test_arguments_of_the_wrong_kind_name_the_argument(call: Any, where: str, value: str) -> None:
+    with pytest.raises(InputError) as e:
+        call()
+    assert (e.value.where, e.value.value) == (where, value)
+
+
+def test_numpy_integers_are_whole_numbers() -> None:
+    one, n = np.int64(1), np.int64(2_000)
+    r = deadly_demise("gunrig", "intercessors", models=one, trials=n, seed=np.int64(3))
+    assert r.to_dict() == deadly_demise("gunrig", "intercessors", models=1, trials=2_000, seed=3).to_dict() | {
+        "timing": r.to_dict()["timing"]}
+    assert type(r.seed) is int and type(r.trials) is int
+    t = tank_shock("gunrig", "intercessors", target_models=np.int64(3), wounds_left=one, trials=n, seed=np.uint8(3))
+    assert t.seed == 3 and sum(g.models for g in t.targets[0].target.groups) == 3
+    json.dumps(t.to_dict())
+
+
 # --- the JSON documents -----------------------------------------------------------------------
 @pytest.mark.parametrize("method", ["exact", "monte-carlo", "both"])
 def test_json_documents_match_their_schemas(method: str) -> None:

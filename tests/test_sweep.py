@@ -332,6 +332,8 @@ def test_module_doctest() -> None:
     ({"toughness": None}, "--toughness"), ({"keywords": [1]}, "--keyword"), ({"jobs": "2"}, "--jobs"),
     ({"jobs": 0}, "--jobs"), ({"trials": "10"}, "--trials"), ({"lib": "x"}, "lib"), ({"melee": "no"}, "melee"),
     ({"only": 5}, "--only"),
+    ({"keywords": None}, "--keyword"), ({"keywords": 5}, "--keyword"),  # as only=None: not "no keywords"
+    ({"target": "knight"}, "target"),  # build()'s argument: "got multiple values for argument 'target'"
 ])
 def test_run_sweep_arguments_of_the_wrong_type_are_input_errors(options, where) -> None:
     # each was a raw TypeError, AttributeError or ValueError
@@ -340,3 +342,19 @@ def test_run_sweep_arguments_of_the_wrong_type_are_input_errors(options, where) 
     with pytest.raises(InputError) as e:
         run_sweep("A1 BS2+ S8 AP-2 D3", **{"toughness": "4", "save": "3", "method": "exact", **options})
     assert e.value.where == where
+
+
+def test_a_target_keyword_says_the_sweep_makes_its_own() -> None:
+    with pytest.raises(InputError, match="a sweep makes its own targets"):
+        plan_sweep("A1 BS2+ S8 AP-2 D3", toughness=4, save=3, method="exact", target="knight")
+
+
+def test_numpy_integers_are_whole_numbers_in_a_sweep() -> None:
+    import numpy as np
+
+    i = np.int64
+    given = plan_sweep("A1 BS2+ S8 AP-2 D3", toughness=i(4), save=i(3), wounds=i(3), models=i(5), invulnerable=i(4),
+                       feel_no_pain=i(6), firing_models=i(2), trials=i(1000), seed=i(5))
+    plain = plan_sweep("A1 BS2+ S8 AP-2 D3", toughness=4, save=3, wounds=3, models=5, invulnerable=4,
+                       feel_no_pain=6, firing_models=2, trials=1000, seed=5)
+    assert given == plain and type(given.seed) is int and type(given.trials) is int

@@ -43,7 +43,8 @@ from ..limits import MAX_CHUNKS, MAX_TRIALS, check_count
 from ..result import DamageResult, Distribution, GroupResult, WeaponShare
 from . import _parts
 
-__all__ = ["MAX_TRIALS", "bad_threads_setting", "chunk_plan", "chunk_seeds", "draw_seed", "live_compile_status", "run"]
+__all__ = ["MAX_TRIALS", "bad_threads_setting", "check_seed", "check_threads", "check_trials", "chunk_plan",
+           "chunk_seeds", "draw_seed", "live_compile_status", "run"]
 
 #: Trials per chunk before the chunk count reaches MAX_CHUNKS: small, so that runs of a few
 #: thousand trials already have chunks for every thread.
@@ -146,6 +147,28 @@ def check_trials(trials: int) -> None:
         raise InputError(f"must be between 1 and {MAX_TRIALS:,}", where="--trials", value=trials)
 
 
+def check_seed(seed: int | None) -> None:
+    """Raises InputError unless seed is None or a whole number (numpy's integers too, not a
+    bool) from 0 to 2^63-1."""
+    if seed is None:
+        return
+    check_count(seed, name="the seed", lo=None, hi=None, where="--seed", error=InputError)
+    if not 0 <= seed < 2**63:
+        raise InputError("must be from 0 to 2^63-1", where="--seed", value=seed)
+
+
+def check_threads(threads: int | None) -> None:
+    """Raises InputError unless threads is None or a whole number (numpy's integers too, not a
+    bool) from 1 to the threads this machine has."""
+    if threads is None:
+        return
+    check_count(threads, name="threads", lo=None, hi=None, where="--threads", error=InputError)
+    from .. import kernel
+
+    if not 1 <= threads <= kernel.max_threads():
+        raise InputError(f"must be between 1 and {kernel.max_threads()}", where="--threads", value=threads)
+
+
 def bad_threads_setting() -> str | None:
     """``NUMBA_NUM_THREADS`` when it is set to anything but a whole number of at least 1, else
     None: numba, once imported, prints a warning with a traceback for a value it cannot read
@@ -182,19 +205,14 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
     check_monte_carlo(u)
     if seed is None:
         seed = draw_seed()
-    check_count(seed, name="the seed", lo=None, hi=None, where="--seed", error=InputError)
-    if not 0 <= seed < 2**63:
-        raise InputError("must be from 0 to 2^63-1", where="--seed", value=seed)
+    check_seed(seed)
     from .. import kernel
 
     bad = bad_threads_setting()
     if bad is not None:  # numba would print a traceback reading it, or fail
         raise InputError("must be a whole number of at least 1", where="NUMBA_NUM_THREADS (environment)", value=bad,
                          hint="unset it for every core, or set it to the most threads to use")
-    if threads is not None:
-        check_count(threads, name="threads", lo=None, hi=None, where="--threads", error=InputError)
-    if threads is not None and not 1 <= threads <= kernel.max_threads():
-        raise InputError(f"must be between 1 and {kernel.max_threads()}", where="--threads", value=threads)
+    check_threads(threads)
     trials, seed = int(trials), int(seed)  # numpy's integers too: the result records Python ints
     threads = None if threads is None else int(threads)
     sizes = chunk_plan(trials)
