@@ -89,38 +89,43 @@ def option_name(param: Parameter | None) -> str:
     return opts[0] if opts else (param.name or "value")
 
 
-class Folder(ParamType):
-    """A folder path; an empty one is refused (``Path('')`` would silently mean the current
-    folder)."""
+class _PathName(ParamType):
+    """A path typed on the command line; an empty one is refused (``Path('')`` would silently
+    mean the current folder, and an error about it would name ``.``, not what was typed)."""
+
+    name = "path"
+    hint = ""
+
+    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Path:
+        """``value`` as a Path, unless it is empty."""
+        if isinstance(value, Path):
+            return value
+        if not str(value).strip():
+            raise InputError(f"empty {self.name} name", where=option_name(param), value=str(value), hint=self.hint)
+        return self.checked(Path(str(value)), param, ctx)
+
+    def checked(self, path: Path, param: Parameter | None, ctx: Context | None) -> Path:
+        """``path`` once it is known not to be empty."""
+        return path
+
+
+class Folder(_PathName):
+    """A folder path (not empty)."""
 
     name = "folder"
-
-    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Path:
-        """``value`` as a Path, unless it is empty."""
-        if isinstance(value, Path):
-            return value
-        if not str(value).strip():
-            raise InputError("empty folder name", where=option_name(param), value=str(value),
-                             hint="give a folder, or . for the current one")
-        return Path(str(value))
+    hint = "give a folder, or . for the current one"
 
 
-class File(ParamType):
-    """A file to write; an empty name is refused (``Path('')`` would be the current folder,
-    and the error would name ``.``, not what was typed)."""
+class File(_PathName):
+    """A file to write (not empty, not a folder)."""
 
     name = "file"
+    hint = "give a file to write, e.g. out.svg"
 
-    def convert(self, value: Any, param: Parameter | None, ctx: Context | None) -> Path:
-        """``value`` as a Path, unless it is empty."""
-        if isinstance(value, Path):
-            return value
-        if not str(value).strip():
-            raise InputError("empty file name", where=option_name(param), value=str(value),
-                             hint="give a file to write, e.g. out.svg")
-        if Path(str(value)).is_dir():  # a usage error, as click's own Path(dir_okay=False) says it
-            self.fail(f"File {str(value)!r} is a directory.", param, ctx)
-        return Path(str(value))
+    def checked(self, path: Path, param: Parameter | None, ctx: Context | None) -> Path:
+        if path.is_dir():  # a usage error, as click's own Path(dir_okay=False) says it
+            self.fail(f"File {str(path)!r} is a directory.", param, ctx)
+        return path
 
 
 class Choice(ParamType):
