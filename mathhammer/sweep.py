@@ -351,6 +351,8 @@ def iter_cells(plan: SweepPlan, *, jobs: int | None = None) -> Iterator[Cell]:
     Raises:
         MathhammerError: the first cell that failed (the exact engine refusing it, say).
     """
+    if not isinstance(plan, SweepPlan):
+        raise InputError("must be what plan_sweep() returns", where="plan", value=type(plan).__name__)
     if jobs is not None:
         check_count(jobs, name="jobs", lo=1, hi=None, where="--jobs", error=InputError)
     return _cells(plan, jobs)
@@ -406,8 +408,15 @@ class Sweep:
     cells: tuple[Cell, ...]
 
     def cell(self, toughness: int, save: int) -> Cell:
-        """The cell at (toughness, save)."""
+        """The cell at (toughness, save).
+
+        Raises:
+            InputError: a Toughness or Save the grid does not have (naming those it has).
+        """
         grid = self.plan.grid
+        for value, axis, where in ((toughness, grid.toughness, "--toughness"), (save, grid.saves, "--save")):
+            if value not in axis:
+                raise InputError(f"not in the sweep (it has {', '.join(map(str, axis))})", where=where, value=value)
         return self.cells[grid.toughness.index(toughness) * len(grid.saves) + grid.saves.index(save)]
 
     def matrix(self) -> list[list[float]]:

@@ -358,3 +358,17 @@ def test_numpy_integers_are_whole_numbers_in_a_sweep() -> None:
     plain = plan_sweep("A1 BS2+ S8 AP-2 D3", toughness=4, save=3, wounds=3, models=5, invulnerable=4,
                        feel_no_pain=6, firing_models=2, trials=1000, seed=5)
     assert given == plain and type(given.seed) is int and type(given.trials) is int
+
+
+def test_a_cell_the_grid_lacks_and_a_plan_that_is_none_are_input_errors() -> None:
+    """Sweep.cell(99, 3) was a bare ValueError (tuple.index), iter_cells("x") an AttributeError."""
+    from mathhammer.sweep import iter_cells, run_sweep
+
+    s = run_sweep("A1 BS2+ S8 AP-2 D3", toughness="4-5", save="3", method="exact")
+    assert s.cell(5, 3) is s.cells[1]
+    with pytest.raises(InputError, match=r"--toughness: not in the sweep \(it has 4, 5\) \(got 99\)"):
+        s.cell(99, 3)
+    with pytest.raises(InputError, match=r"--save: not in the sweep \(it has 3\) \(got 2\)"):
+        s.cell(4, 2)
+    with pytest.raises(InputError, match="plan: must be what plan_sweep"):
+        iter_cells("x")  # type: ignore[arg-type]
