@@ -220,7 +220,8 @@ def _in_threads(tasks: Sequence[Task], indices: list[int], jobs: int, cache: dic
 
 def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int, *, largest: int | None = None
                   ) -> Iterator[tuple[int, Outcome]]:
-    """Batches of tasks in ``jobs`` worker processes, 2 x ``jobs`` batches at a time, each sized
+    """Batches of tasks in ``jobs`` worker processes, 2 x ``jobs`` batches at a time (``jobs`` + 1
+    once a result is too large to batch), each sized
     for the largest result seen so far (:func:`_batch_size`; ``largest``: its bytes, None for
     none yet, and then a task a batch), so that memory stays bounded however large a result is."""
     import itertools
@@ -243,7 +244,12 @@ def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int, *, large
         def submit(keys: list[int]) -> tuple[Future[Any], list[int]]:
             return pool.submit(_run_batch, [tasks[i] for i in keys]), keys
 
-        first = (next_batch() for _ in range(2 * jobs))
+        # results too large to batch wait in this process while it writes them: one lot more
+        # than the workers then, not two (each waiting result is its arrays: 7-21 MB in a sweep
+        # of a W1000 x 1000 target, whose records this process is slower to write than the
+        # workers are to compute)
+        lot = jobs + 1 if (largest or 0) > _BATCH_BYTES else 2 * jobs
+        first = (next_batch() for _ in range(lot))
         pending = dict(submit(keys) for keys in first if keys is not None)
         for keys, outcomes in _collect(pool, pending, iter(next_batch, None), submit, seen):
             yield from zip(keys, outcomes, strict=True)
