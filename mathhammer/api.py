@@ -16,7 +16,6 @@ run needs it.
 
 from __future__ import annotations
 
-import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, MatchupError
-from .limits import MAX_ATTACKING_MODELS, check_count
+from .limits import MAX_ATTACKING_MODELS, check_count, whole
 from .model import Allocation, Battle, CommandReroll, Context, FtggWording, Matchup, Method, Unit, WeaponGroup
 from .profiles import Layered, Library, unit_key
 from .resolve import ResolvedTarget
@@ -300,9 +299,10 @@ def _count(models: int) -> int:
 
 def _whole(value: Any, where: str) -> int:
     """``value`` as a Python int: a whole number, numpy's integers too (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    number = whole(value)
+    if number is None:
         raise InputError("must be a whole number", where=where, value=value)
-    return int(value)
+    return number
 
 
 def _battle(given: Mapping[str, Any]) -> Battle:

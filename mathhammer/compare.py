@@ -575,7 +575,7 @@ class Comparison:
                  name: str | None = None, rosters: Sequence[str | Path] = (),
                  target_rosters: Sequence[str | Path] = ()) -> None:
         from .api import checked_names, enum_value, library, read_roster, with_rosters
-        from .engine.montecarlo import check_trials
+        from .engine.montecarlo import check_seed, check_trials
         from .profiles import Layered
 
         if source is not None and not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read"):
@@ -587,9 +587,8 @@ class Comparison:
         method = enum_value(Method, method, "--method")  # said of the argument, not of a row
         check_trials(trials)
         trials = int(trials)  # numpy's integers too: the records hold Python ints
-        if seed is not None:  # as shoot --seed: a record's compare_seed is a whole number in this range
-            check_count(seed, name="the seed", lo=0, hi=2**63 - 1, where="--seed", error=InputError)
-            seed = int(seed)
+        check_seed(seed)  # as shoot --seed: a record's compare_seed is a whole number in this range
+        seed = None if seed is None else int(seed)
         if jobs is not None:
             check_count(jobs, name="jobs", lo=1, hi=None, where="--jobs", error=InputError)
             jobs = int(jobs)

@@ -413,11 +413,10 @@ def _method(method: Method | str) -> Method:
 
 def _check_trials(trials: int, seed: int | None) -> tuple[int, int | None]:
     """``trials`` and ``seed`` checked (numpy's integers are whole numbers too), as Python ints."""
-    from .engine.montecarlo import check_trials
+    from .engine.montecarlo import check_seed, check_trials
 
     check_trials(trials)
-    if seed is not None:
-        check_count(seed, name="the seed", lo=0, hi=2**63 - 1, where="--seed", error=InputError)
+    check_seed(seed)
     return int(trials), None if seed is None else int(seed)
 
 

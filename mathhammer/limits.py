@@ -42,6 +42,7 @@ __all__ = [
     "MONTE_CARLO_MAX_BYTES",
     "check_count",
     "size_text",
+    "whole",
 ]
 
 #: Models attacking with one weapon (``--models``/``-n``, a weapon group's count).
@@ -95,6 +96,17 @@ EXACT_MAX_SECONDS = 10.0
 EXACT_MAX_BYTES = 1_000_000_000
 
 
+def whole(value: object) -> int | None:
+    """``value`` as a Python int when it is a whole number (numpy's integers too; not a bool, a
+    float or a text), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(cast("SupportsIndex", value))
+    except TypeError:
+        return None
+
+
 def check_count(value: object, *, name: str, lo: int | None, hi: int | None, where: str,
                 error: type[MathhammerError], shown: str = "") -> None:
     """Raise ``error`` unless ``value`` is a whole number in ``lo..hi`` (``None``: no bound).
@@ -103,12 +115,9 @@ def check_count(value: object, *, name: str, lo: int | None, hi: int | None, whe
     an ``OverflowError`` later from a fixed-width array. The message names ``name`` (the field,
     token or option), the limit, and the value (``shown`` + value, e.g. ``AP`` + ``-99``).
     """
-    if isinstance(value, bool):
+    number = whole(value)
+    if number is None:
         raise error(f"{name} must be a whole number", where=where, value=repr(value))
-    try:
-        number = operator.index(cast("SupportsIndex", value))
-    except TypeError:
-        raise error(f"{name} must be a whole number", where=where, value=repr(value)) from None
     if (lo is None or number >= lo) and (hi is None or number <= hi):
         return
     if lo is not None and hi is not None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .choices import DEFAULT_SAVES, DEFAULT_TOUGHNESS, DEFAULT_TRIALS, Metric
 from .errors import InputError, MathhammerError, ProfileError
-from .limits import MAX_ATTACKING_MODELS, MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_WOUNDS, check_count
+from .limits import MAX_ATTACKING_MODELS, MAX_CHARACTERISTIC, MAX_TARGET_MODELS, MAX_WOUNDS, check_count, whole
 from .model import Method
 from .render.records import stat_columns
 
@@ -112,10 +112,8 @@ def parse_saves(text: str | int | Sequence[int]) -> tuple[int, ...]:
 def _whole(value: Any, lo: int, hi: int) -> int | None:
     """``value`` as a Python int when it is a whole number (numpy's integers too, not a bool) in
     ``lo..hi``, else None."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        return None
-    number = int(value)
-    return number if lo <= number <= hi else None
+    number = whole(value)
+    return number if number is not None and lo <= number <= hi else None
 
 
 def _defence(value: int | None, option: str) -> int | None:

@@ -82,8 +82,7 @@ def compare(
     chosen = o.chosen_method(exact, method)
     run = Comparison(file, target or (), method=chosen, trials=trials, seed=seed, jobs=jobs, profiles=profiles or (),
                      keep_going=keep_going, rosters=roster or (), target_rosters=target_roster or ())
-    unused = o.exact_unused(chosen, o.typed(ctx))
-    for message in (*run.warnings, *((unused,) if unused else ())):
+    for message in (*run.warnings, *o.exact_unused(chosen, o.typed(ctx))):
         warn(message)
     pending = list(run.errors)  # rows that never ran (file order): said in file order with the runs that fail
     records: list[dict[str, Any]] = []  # kept only for a table or a picture

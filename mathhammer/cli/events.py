@@ -48,11 +48,11 @@ def _libraries(profiles: list[Path] | None, roster: list[Path] | None, target_ro
     return libraries(profiles or (), rosters=roster or (), target_rosters=target_roster or (), faction=faction)
 
 
-def _emit(result: EventResult, fmt: o.DocumentFormat, explain: bool, unused: str | None) -> None:
+def _emit(result: EventResult, fmt: o.DocumentFormat, explain: bool, unused: tuple[str, ...]) -> None:
     if unused:  # with the result's warnings (the JSON document's too), as in shoot
         from dataclasses import replace
 
-        result = replace(result, warnings=(*result.warnings, unused))
+        result = replace(result, warnings=(*result.warnings, *unused))
     for message in result.warnings:
         warn(message)
     if fmt is o.DocumentFormat.JSON:

@@ -292,9 +292,10 @@ def typed(ctx: typer.Context) -> tuple[str, ...]:
     return tuple(name for name in ctx.params if getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE")
 
 
-def exact_unused(method: Method, given: tuple[str, ...]) -> str | None:
-    """The warning for sampling options given with ``--exact`` (``given``: :func:`typed`), or None."""
+def exact_unused(method: Method, given: tuple[str, ...]) -> tuple[str, ...]:
+    """The warning for sampling options given with ``--exact`` (``given``: :func:`typed`): one,
+    or none."""
     unused = [f"--{name}" for name in ("trials", "seed", "threads") if name in given] if method is Method.EXACT else []
     if not unused:
-        return None
-    return f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no effect with --exact: it samples nothing"
+        return ()
+    return (f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no effect with --exact: it samples nothing",)

@@ -79,9 +79,8 @@ def _attack(melee: bool, weapons: list[str], target: str, fmt: OutputFormat, exp
                      allocation=run["allocation"])
     attack = build(weapons, aim, melee=melee, models=flags["firing_models"], only=run["only"] or (),
                    exclude=run["exclude"] or (), embarked=run.get("embarked") or (), lib=lib, **situation)
-    unused = o.exact_unused(method, typed)
-    if unused:  # said with the result's warnings (the JSON document's too), as other options that change nothing
-        attack = replace(attack, notes=(*attack.notes, unused))
+    # said with the result's warnings (the JSON document's too), as other options that change nothing
+    attack = replace(attack, notes=(*attack.notes, *o.exact_unused(method, typed)))
     with live_compile_status():  # a first-run compile counts its seconds on a terminal
         result = run_attack(attack, method=method, trials=run["trials"], seed=run["seed"], threads=run["threads"],
                             stages=run["stages"])

@@ -174,8 +174,7 @@ def sweep(
                       lib=library(profiles or ()), **_situation(values))
     with live_compile_status():
         cells = _cells(plan, fmt, jobs)
-    unused = o.exact_unused(chosen, o.typed(ctx))
-    for message in (*warnings_of(cells), *((unused,) if unused else ())):
+    for message in (*warnings_of(cells), *o.exact_unused(chosen, o.typed(ctx))):
         warn(message)
     if fmt is OutputFormat.TABLE or svg is not None or html is not None:
         from ..render.heatmap import heatmap_view

@@ -13,7 +13,7 @@ from .. import describe
 from ..model import Unit, Weapon, describe_gives
 from ..profiles import Library, dump_unit
 
-__all__ = ["LIST_SCHEMA", "list_profiles", "listing", "listing_view", "nothing_listed", "show_json", "show_view"]
+__all__ = ["LIST_SCHEMA", "list_profiles", "listing_view", "nothing_listed", "show_json", "show_view"]
 
 
 def _column(table: Table, header: str, *, text: bool) -> None:
@@ -79,11 +79,6 @@ def nothing_listed(doc: dict[str, Any], needle: str | None, faction: str | None 
         return None
     text = f"nothing listed: no {' or '.join(kinds)}" + (f" of faction {faction!r}" if faction else "")
     return text + (f" has a name or alias containing {needle!r}" if needle else " to list")
-
-
-def listing(lib: Library, kind: str | None, needle: str | None) -> RenderableType:
-    """Units and/or weapons whose name or alias contains ``needle``, with their faction."""
-    return listing_view(list_profiles(lib, kind, needle))
 
 
 def listing_view(doc: dict[str, Any]) -> RenderableType:

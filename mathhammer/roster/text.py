@@ -293,9 +293,8 @@ def _cost(head: re.Match[str], file: str, line: int) -> int:
     raw = head["pts"]
     if raw.isdecimal() and len(raw) <= len(str(MAX_ROSTER_POINTS)) and int(raw) <= MAX_ROSTER_POINTS:
         return int(raw)
-    shown = raw if len(raw) <= 30 else f"{raw[:20]}... ({len(raw):,} characters)"
     raise ProfileError(f"{clean(head['name'])!r}: a cost of points must be a whole number from 0 to "
-                       f"{MAX_ROSTER_POINTS:,}", where=f"{file}:{line}", value=shown,
+                       f"{MAX_ROSTER_POINTS:,}", where=f"{file}:{line}", value=raw,  # (a long one is cut short)
                        hint="a unit's line reads like 'Crisis Sunforge Battlesuits (125 points)'")
 
 
@@ -420,7 +419,7 @@ def _nr_header(lines: list[_Line], file: str) -> _Header:
             m = re.fullmatch(r"([0-9]{1,7})\s*(?:pts|points)?", v.strip(), re.IGNORECASE)
             if m is None or int(m[1]) > MAX_ROSTER_POINTS:
                 raise ProfileError(f"the army's total must be a whole number of points from 0 to "
-                                   f"{MAX_ROSTER_POINTS:,}", where=f"{file}:{ln.no}", value=v.strip()[:40],
+                                   f"{MAX_ROSTER_POINTS:,}", where=f"{file}:{ln.no}", value=v.strip(),
                                    hint="New Recruit writes it as '+ TOTAL ARMY POINTS: 2000pts'")
             out.points = int(m[1])
         elif k.strip().upper() in ("ENHANCEMENT", "ENHANCEMENTS"):
