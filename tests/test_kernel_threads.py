@@ -456,6 +456,16 @@ def test_placement_places_the_threads_that_get_a_share(monkeypatch: pytest.Monke
     assert made.away(2) is None and calls == []
 
 
+def test_placement_of_chosen_threads_touches_only_those(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads to be woken are placed by position (those already awake are left alone: they would
+    never take the whole set back)."""
+    calls = _fake_affinity(monkeypatch, {0, 1, 2}, cpu=2)
+    made = _placed([7, 8, 9])
+    assert made.away([1]) == frozenset({0, 1, 2})
+    assert made.away([0, 2]) == frozenset({0, 1, 2})
+    assert calls == [(8, frozenset({0, 1})), (7, frozenset({0, 1})), (9, frozenset({0, 1}))]
+
+
 def test_a_refused_placement_is_undone_and_not_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A thread that is gone (or a CPU set the system refuses) turns placement off without an
     error, the threads placed before it given the whole set back: it only ever saves time."""

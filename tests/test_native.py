@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -361,7 +362,8 @@ def test_a_symbol_nobody_defines_means_no_load_not_a_crash(tmp_path: Path, monke
 def test_undefined_symbols_reads_the_objects_symbol_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The symbols numba's object code takes from elsewhere: Python's C API, numba's C helpers,
     libc; never the kernel itself. The entry object needs the kernel's C wrapper alone and
-    defines the entry point the file names."""
+    defines the entry point the file names, and on x86-64 the handoff functions (which need
+    nothing from elsewhere either)."""
     _, path = _kept(tmp_path, monkeypatch)
     parsed = native._parse(path.read_bytes())
     assert parsed is not None
@@ -374,7 +376,10 @@ def test_undefined_symbols_reads_the_objects_symbol_table(tmp_path: Path, monkey
     wrapper = [n for n in defined if n.startswith("cfunc.")]
     assert len(wrapper) == 1 and wrapper[0] not in needs
     assert native.undefined_symbols(entry) == wrapper
-    assert native.defined_symbols(entry) == ["mathhammer_entry"]
+    from mathhammer.kernel import handoff
+
+    expected = ["mathhammer_entry", *(handoff.FUNCTIONS if handoff.supported_triple(platform.machine()) else ())]
+    assert sorted(native.defined_symbols(entry) or []) == sorted(expected)
     assert native.undefined_symbols(b"not an object") is None
     assert native.undefined_symbols(obj[:200]) is None
 
@@ -601,6 +606,7 @@ def test_a_share_that_runs_after_its_call_returned_finds_its_arguments_alive(tmp
     layout, _ = _kept(tmp_path, monkeypatch)
     loaded = native.load("run_chunks", layout)
     assert loaded is not None
+    loaded.handoff = None  # its shares go through the thread's queue, as numba's kernel's do
     weapons, target, stages = CASES["fast path, no breakdown"]
     args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
     args[_CHUNK_TRIALS][:] = 100
@@ -623,6 +629,117 @@ def test_a_share_that_runs_after_its_call_returned_finds_its_arguments_alive(tmp
         time.sleep(0.01)
         gc.collect()
     assert all(w() is None for w in watched)
+
+
+def _handed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[native.NativeKernel, list[Any]]:
+    """A native run_chunks that hands its shares over (mathhammer.kernel.handoff), and a copy of a
+    run's arguments with 100 trials a chunk."""
+    layout, _ = _kept(tmp_path, monkeypatch)
+    loaded = native.load("run_chunks", layout)
+    assert loaded is not None and loaded.handoff is not None
+    weapons, target, stages = CASES["fast path, no breakdown"]
+    args = [_copy(a) for a in _calls(weapons, target, stages, monkeypatch)[0][1]]
+    args[_CHUNK_TRIALS][:] = 100
+    return loaded, args
+
+
+def _asleep(pool: Any) -> None:
+    """Wait (a few milliseconds: a thread sleeps a millisecond after its last share) until every
+    thread of ``pool`` sleeps."""
+    from mathhammer.kernel import handoff
+
+    deadline = time.monotonic() + 30
+    while (pool._boxes[:, handoff.STATE] != handoff.ASLEEP).any():
+        assert time.monotonic() < deadline, pool._boxes[:, :6]
+        time.sleep(0.001)
+
+
+@pytest.mark.skipif(not _X86_64, reason="the handoff functions exist on x86-64 only")
+def test_a_waiting_thread_runs_a_share_and_the_counts_are_one_threads(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls on two threads through the boxes: the other thread runs shares (its row filled),
+    the rows add up to what one thread counts alone, nothing of a call is held once it
+    returned, and the thread goes back to sleep after its linger."""
+    from mathhammer.kernel import handoff
+
+    loaded, args = _handed(tmp_path, monkeypatch)
+    alone = [_copy(a) for a in args]
+    loaded(*alone, kernel.shapes.new_claims(), 0)
+    pool = kernel.Workers(1)
+    n = args[kernel._ARG_STREAMS].shape[0]
+    calls = 0
+    while calls < 200:  # until the other thread has run a share (it wakes during the first)
+        calls += 1
+        again = [_copy(a) for a in args]
+        claims = kernel.shapes.new_claims()
+        pool.run((*again, claims), 2, loaded)
+        assert claims[1] == n and pool._held == [None]
+        rows = again[kernel._ARG_OUT_DAMAGE]
+        assert np.array_equal(rows.sum(axis=0), alone[kernel._ARG_OUT_DAMAGE][0])
+        assert pool._boxes[0, handoff.STATE] in (handoff.WAITING, handoff.ASLEEP)
+        if rows[1].any():
+            break
+    assert pool._boxes[0, handoff.SHARES] >= 1 and rows[1].any(), f"no share ran in {calls} calls"
+    _asleep(pool)
+
+
+@pytest.mark.skipif(not _X86_64, reason="the handoff functions exist on x86-64 only")
+def test_a_share_whose_thread_is_busy_is_taken_back_and_holds_nothing(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread busy elsewhere when a call posts its share: the calling thread runs every chunk,
+    takes the share back and returns; nothing of the call is held afterwards, and the thread,
+    once free, runs nothing of it."""
+    import gc
+    import queue
+    import weakref
+
+    from mathhammer.kernel import handoff
+
+    loaded, args = _handed(tmp_path, monkeypatch)
+    claims = kernel.shapes.new_claims()
+    pool = kernel.Workers(1)
+    gate = threading.Event()
+    pool._queues[0].put((gate.wait, (), queue.SimpleQueue(), None))  # the other thread is busy for now
+    try:
+        pool.run((*args, claims), 2, loaded)
+        n = args[kernel._ARG_STREAMS].shape[0]
+        assert claims.tolist() == [n + 1, n]  # every chunk claimed and finished here
+        assert pool._boxes[0, handoff.STATE] == handoff.WAITING and pool._held == [None]
+        watched = weakref.ref(claims), weakref.ref(args[kernel._ARG_OUT_DAMAGE])
+        del args, claims
+        gc.collect()
+        assert all(w() is None for w in watched)
+    finally:
+        gate.set()
+    _asleep(pool)
+    assert pool._boxes[0, handoff.SHARES] == 0
+
+
+@pytest.mark.skipif(not _X86_64, reason="the handoff functions exist on x86-64 only")
+def test_an_error_in_the_calling_threads_share_still_collects_the_other(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever ends the calling thread's share early (a KeyboardInterrupt between its calls),
+    the share it posted is taken back or waited for before the error goes on: no thread runs
+    on a call's arrays after it."""
+    from mathhammer.kernel import handoff
+
+    loaded, args = _handed(tmp_path, monkeypatch)
+    pool = kernel.Workers(1)
+    real_call = loaded.call
+
+    def interrupted(flat: Any) -> int:
+        time.sleep(0.002)  # the other thread is awake by now and running the share
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(loaded, "call", interrupted)
+    claims = kernel.shapes.new_claims()
+    with pytest.raises(KeyboardInterrupt):
+        pool.run((*args, claims), 2, loaded)
+    assert pool._boxes[0, handoff.STATE] in (handoff.WAITING, handoff.ASLEEP) and pool._held == [None]
+    n = args[kernel._ARG_STREAMS].shape[0]
+    assert claims[1] in (0, n)  # taken back before it started, or run to the end
+    monkeypatch.setattr(loaded, "call", real_call)
+    _asleep(pool)
 
 
 def test_files_unused_for_a_month_are_removed_when_one_is_written(tmp_path: Path,

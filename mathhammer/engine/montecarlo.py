@@ -124,6 +124,8 @@ def _run_batches(args: tuple[Any, ...], sizes: npt.NDArray[np.int64], batch: npt
     per_chunk = 1  # the first batches measure the speed; KeyboardInterrupt propagates between calls
     trial_seconds = 0.0  # one thread's seconds per trial, as last measured
     with kernel.worker_pool(threads) as pool:
+        if pool is not None and sizes.size > 1:  # the other threads wake while the first batch runs
+            pool.wake(threads - 1, runs)
         while left.any():
             np.minimum(left, per_chunk, out=batch)
             trials = int(batch.sum())

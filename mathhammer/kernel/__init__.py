@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _progress, native
+from . import _progress, handoff, native
 from .binomial import KINDS, tables
 from .joint import JointTables, joint_tables
 from .placement import Placement, release
@@ -216,17 +216,35 @@ class Workers:
     Share w always goes to thread w, so two shares never wait for each other (a
     ThreadPoolExecutor may queue both on one thread while it thinks another is idle); the
     calling thread runs share 0 itself. A share is the kernel taking chunks until none is
-    left, so a thread that wakes late simply runs fewer of them, and when the calling thread's
-    share ends with every chunk finished (the kernel says so), or the count of finished chunks
-    reaches them all while it watches (:func:`_finished_soon`), it returns without waiting for
-    the others to report: handing the GIL over and waking up again cost 0.1-0.5 ms, as much as
-    the second core saves on a run of 1e5 trials. The threads that get a share wake off the
-    calling thread's CPU (:mod:`.placement`).
+    left, so a thread that wakes late simply runs fewer of them.
+
+    A kernel from the native cache with the functions of :mod:`.handoff` (x86-64) is handed
+    to threads that are already awake: :meth:`wake` has each thread wait in machine code,
+    without the GIL, for shares posted to its box, for a millisecond after its last one; the
+    calling thread posts them, runs its own share and takes back a share its thread has not
+    started, or waits for it to end. Otherwise (numba's kernels) a share goes through the
+    thread's queue, and when the calling thread's share ends with every chunk finished (the
+    kernel says so), or the count of finished chunks reaches them all while it watches
+    (:func:`_finished_soon`), it returns without waiting for the others to report: handing the
+    GIL over and waking up again cost 0.1-0.5 ms, as much as the second core saves on a run of
+    1e5 trials. Either way the threads that are woken wake off the calling thread's CPU
+    (:mod:`.placement`).
     """
 
     def __init__(self, n: int) -> None:
         self.size = n
         self._queues: list[queue.SimpleQueue[Any]] = [queue.SimpleQueue() for _ in range(n)]
+        # the threads' boxes (mathhammer.kernel.handoff), a row each; the threads' own frames
+        # hold this pool, so a box is never freed while its thread may watch it
+        self._boxes = np.zeros((n, handoff.BOX), dtype=np.int64)
+        self._boxes[:, handoff.STATE] = handoff.ASLEEP
+        self._box_at = [int(self._boxes[w].ctypes.data) for w in range(n)]
+        #: What each thread's posted share reads (its call's arguments and flat values), kept
+        #: until that share is collected: a share must never outlive its arrays, even when the
+        #: calling thread is interrupted before it collects it.
+        self._held: list[tuple[Any, ...] | None] = [None] * n
+        self._post_lock = threading.Lock()
+        self._watch_ticks = 0
         ids = []
         for q in self._queues:
             thread = threading.Thread(target=self._serve, args=(q,), daemon=True, name="mathhammer-kernel")
@@ -235,24 +253,50 @@ class Workers:
                 ids.append(thread.native_id)
         self._placement = Placement(ids)
 
-    @staticmethod
-    def _serve(q: queue.SimpleQueue[Any]) -> None:
+    def _serve(self, q: queue.SimpleQueue[Any]) -> None:
         while True:
             kernel, args, done, cpus = q.get()
             release(cpus)  # placed only to wake off the calling thread's CPU (mathhammer.kernel.placement)
             try:
                 kernel(*args)
             except BaseException as e:  # noqa: BLE001 - handed to the calling thread
-                done.put(e)
+                if done is not None:
+                    done.put(e)
             else:
-                done.put(None)
+                if done is not None:  # (none for a wait: handoff's serve)
+                    done.put(None)
             del kernel, args, done, cpus  # an idle thread keeps no finished run's arrays alive
+
+    def wake(self, count: int, kernel: Any) -> None:
+        """Have threads 1 .. ``count`` wait for shares of ``kernel`` (when it can hand them over:
+        a native kernel with :mod:`.handoff`'s functions), waking those asleep; a run calls this
+        before its first kernel call, so that they wake while it gets ready."""
+        functions = getattr(kernel, "handoff", None)
+        count = min(count, self.size)
+        if functions is None or count <= 0:
+            return
+        with self._post_lock:
+            if not self._watch_ticks:
+                rate = functions.ticks_per_second()
+                self._boxes[:, handoff.LINGER] = max(1, int(rate * _LINGER_SECONDS))
+                self._watch_ticks = max(1, int(rate * _COLLECT_SECONDS))
+            asleep = [w for w in range(count) if self._boxes[w, handoff.STATE] == handoff.ASLEEP]
+            if not asleep:
+                return
+            cpus = self._placement.away(asleep)
+            for w in asleep:
+                self._boxes[w, handoff.STATE] = handoff.WAITING  # the thread is out of serve: only this writes
+                self._queues[w].put((functions.serve, (self._box_at[w],), None, cpus))
 
     def run(self, args: tuple[Any, ...], workers: int, kernel: Any) -> None:
         """Shares 1 .. workers - 1 of ``kernel`` on the idle threads, share 0 here; returns when
         every chunk is done (a share that has not started yet will find none left and write
-        nothing). ``args`` end with the call's ``claims`` counters; share w adds to row w. An
-        error in a share is raised here (its chunk is never finished, so this waits for it)."""
+        nothing, or is taken back). ``args`` end with the call's ``claims`` counters; share w
+        adds to row w. An error in a share is raised here (its chunk is never finished, so this
+        waits for it)."""
+        if getattr(kernel, "handoff", None) is not None:
+            self._run_handed(args, workers, kernel)
+            return
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
         cpus = self._placement.away(workers - 1)  # else Linux may wake them on this thread's CPU
         for w in range(1, workers):
@@ -267,6 +311,45 @@ class Workers:
                     raise error
                 finally:  # the traceback holds this frame: no cycle keeping the run's arrays
                     del error
+
+    def _run_handed(self, args: tuple[Any, ...], workers: int, kernel: native.NativeKernel) -> None:
+        """:meth:`run` for a kernel whose shares are posted to waiting threads (:mod:`.handoff`).
+        A thread that is busy with another caller's share, or went to sleep just now, gets none:
+        its chunks are run by the others."""
+        functions = kernel.handoff
+        assert functions is not None
+        self.wake(workers - 1, kernel)
+        own = kernel.flat((*args, 0))
+        pointer = native.data_pointer()
+        posted: list[tuple[int, tuple[Any, ...]]] = []
+        try:
+            for w in range(workers - 1):
+                flat = own.copy()
+                flat[-1] = w + 1
+                held = (args, flat)
+                with self._post_lock:
+                    if self._boxes[w, handoff.STATE] == handoff.WAITING:
+                        self._held[w] = held  # (the share before it is finished: the box says so)
+                        if functions.post(self._box_at[w], kernel.address, pointer(flat)):
+                            posted.append((w, held))
+            kernel.call(own)
+        finally:
+            for w, held in posted:
+                while not functions.collect(self._box_at[w], self._watch_ticks):
+                    time.sleep(_POLL_SECONDS)  # its thread was held up: the GIL is free meanwhile
+                with self._post_lock:
+                    if self._held[w] is held:
+                        self._held[w] = None
+
+
+#: How long a thread that ran a share waits for the next before it sleeps (mathhammer.kernel.handoff):
+#: the next run of a script, or the next batch of a long run, comes within a millisecond.
+_LINGER_SECONDS = 0.001
+#: How long the calling thread waits in machine code for a thread to end its share, at a time.
+_COLLECT_SECONDS = 0.0002
+#: How often the calling thread looks again when a thread holding a share was held up (by a busy
+#: machine) for longer than it waits in machine code.
+_POLL_SECONDS = 0.00005
 
 
 #: How long the calling thread watches the count of finished chunks, once its share ends,

@@ -54,17 +54,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import elf
+from . import elf, handoff
 from .shapes import layout_of
 
-__all__ = ["NativeKernel", "defined_symbols", "directory", "kernel_sources", "load", "private_temp_dir", "save",
-           "sources_digest", "supported", "undefined_symbols"]
+__all__ = ["NativeKernel", "data_pointer", "defined_symbols", "directory", "kernel_sources", "load",
+           "private_temp_dir", "save", "sources_digest", "supported", "undefined_symbols"]
 
 #: First line of a native cache file; a new format gets a new line.
-_MAGIC = b"mathhammer-native 2\n"
+_MAGIC = b"mathhammer-native 3\n"
 _SUFFIX = ".native"
 #: The entry point each file adds: ``int64 mathhammer_entry(int64 *flat)`` calls the kernel's C
-#: wrapper with the flat arguments ``flat[0 .. width - 1]``.
+#: wrapper with the flat arguments ``flat[0 .. width - 1]``. On x86-64 the file carries the
+#: functions of :mod:`.handoff` too.
 _ENTRY = "mathhammer_entry"
 #: The numba extension modules whose C helpers the machine code calls (on its error path).
 _HELPER_MODULES = ("_helperlib", "_dynfunc")
@@ -364,7 +365,8 @@ def _entry_object(ll: Any, symbol: str, width: int) -> bytes:
     """Object code of ``int64 mathhammer_entry(int64 *flat)``, which calls ``symbol`` with
     ``flat[0 .. width - 1]``: one pointer through ctypes instead of hundreds of converted
     arguments (0.3 ms a call; this way a few microseconds). Every field of numba's array
-    structure is 64 bits wide, so its split fields go where these 64-bit arguments go."""
+    structure is 64 bits wide, so its split fields go where these 64-bit arguments go. On
+    x86-64, with the functions that hand a share to a waiting thread (:mod:`.handoff`)."""
     from llvmlite import ir
 
     i64 = ir.IntType(64)
@@ -375,6 +377,8 @@ def _entry_object(ll: Any, symbol: str, width: int) -> bytes:
     builder = ir.IRBuilder(entry.append_basic_block())
     values = [builder.load(builder.gep(entry.args[0], [ir.Constant(i64, i)])) for i in range(width)]
     builder.ret(builder.call(callee, values))
+    if handoff.supported_triple(module.triple):
+        handoff.add_functions(module)
     parsed = ll.parse_assembly(str(module), context=ll.create_context())  # not numba's (shared) context
     parsed.verify()
     return bytes(ll.Target.from_default_triple().create_target_machine(jit=True).emit_object(parsed))
@@ -400,23 +404,29 @@ def load(name: str, layout: tuple[object, ...]) -> NativeKernel | None:
         if parsed is None:
             return None
         header, objects = parsed
-        address = _LOADED.get(header["sha256"])
-        if address is None:
-            address = _link(objects, _ENTRY)
-            if address is None:  # not x86-64, or the small loader refused it: LLVM's loader then
+        addresses = _LOADED.get(header["sha256"])
+        if addresses is None:
+            addresses = _link(objects, _SYMBOLS)
+            if addresses is None:  # not x86-64, or the small loader refused it: LLVM's loader then
                 try:
-                    address = _add(_llvm(), objects, _ENTRY)
+                    addresses = _add(_llvm(), objects, _SYMBOLS)
                 except (RuntimeError, OSError, ImportError, ValueError):  # refused: numba's code then
-                    address = None
-            if address is None:
+                    addresses = None
+            if addresses is None:
                 return None
-            _LOADED[header["sha256"]] = address
-        return NativeKernel(name, address, layout)
+            _LOADED[header["sha256"]] = addresses
+        found = handoff.Handoff(addresses) if all(addresses.get(f) for f in handoff.FUNCTIONS) else None
+        return NativeKernel(name, addresses[_ENTRY], layout, found)
 
 
-def _link(objects: list[bytes], symbol: str) -> int | None:
+#: The symbols :func:`load` looks up: the entry point (needed) and the handoff functions (on x86-64).
+_SYMBOLS = (_ENTRY, *handoff.FUNCTIONS)
+
+
+def _link(objects: list[bytes], wanted: tuple[str, ...]) -> dict[str, int] | None:
     """Load ``objects`` with the small loader (:mod:`.elf`, x86-64 only: no LLVM to load) and
-    return the address of ``symbol``; None when it refuses them."""
+    return the addresses of those of ``wanted`` they define; None when it refuses them or the
+    first symbol is missing."""
     if platform.machine() != "x86_64" or not _LINKER:
         return None
     symbols = _numba_symbols()
@@ -434,10 +444,10 @@ def _link(objects: list[bytes], symbol: str) -> int | None:
         return found
 
     linked = elf.link(objects, resolve)
-    if linked is None or not linked.symbols.get(symbol):
+    if linked is None or not linked.symbols.get(wanted[0]):
         return None
     _ENGINES.append(linked)
-    return linked.symbols[symbol]
+    return {s: linked.symbols[s] for s in wanted if linked.symbols.get(s)}
 
 
 #: Whether the small loader is tried first (tests turn it off to check LLVM's loader).
@@ -459,11 +469,12 @@ def _read_own(path: pathlib.Path) -> bytes | None:
     return data
 
 
-def _add(ll: Any, objects: list[bytes], symbol: str) -> int | None:
+def _add(ll: Any, objects: list[bytes], symbols: tuple[str, ...]) -> dict[str, int] | None:
     """Load ``objects`` into an execution engine of their own (two files may define the same
-    symbols: numba names a kernel by its signature) and return the address of ``symbol``;
-    None when numba's helpers or a symbol they need cannot be found (checked first: LLVM ends
-    the process on a symbol it cannot resolve)."""
+    symbols: numba names a kernel by its signature) and return the addresses of those of
+    ``symbols`` they define; None when the first is missing, or numba's helpers or a symbol
+    they need cannot be found (checked first: LLVM ends the process on a symbol it cannot
+    resolve)."""
     if not _define_numba_symbols(ll):
         return None
     target = ll.Target.from_default_triple().create_target_machine(jit=True)
@@ -482,11 +493,11 @@ def _add(ll: Any, objects: list[bytes], symbol: str) -> int | None:
     for obj in objects:
         engine.add_object_file(ll.ObjectFileRef.from_data(obj))
     engine.finalize_object()
-    address = int(engine.get_function_address(symbol))
-    if not address:
+    found = {s: int(engine.get_function_address(s)) for s in symbols if s in defined}
+    if not found.get(symbols[0]):
         return None
     _ENGINES.append((engine, context))
-    return address
+    return {s: a for s, a in found.items() if a}
 
 
 def _parse(data: bytes) -> tuple[dict[str, Any], list[bytes]] | None:
@@ -516,9 +527,9 @@ def _parse(data: bytes) -> tuple[dict[str, Any], list[bytes]] | None:
 _LOCK = threading.Lock()
 #: What holds loaded machine code (LLVM's engines with their contexts, or the small loader's
 #: mappings; kept for the rest of the process, as numba keeps its own), and each object's
-#: wrapper address by the object's checksum.
+#: addresses of _SYMBOLS by the object's checksum.
 _ENGINES: list[Any] = []
-_LOADED: dict[str, int] = {}
+_LOADED: dict[str, dict[str, int]] = {}
 #: Whether the symbols numba's machine code calls are defined in LLVM's symbol table.
 _DEFINED: list[bool] = []
 
@@ -624,9 +635,14 @@ class NativeKernel:
     place between two calls (the engine never does). They are held by weak references: a
     finished run's arrays are not kept alive."""
 
-    def __init__(self, name: str, address: int, layout: tuple[object, ...]) -> None:
+    def __init__(self, name: str, address: int, layout: tuple[object, ...],
+                 functions: handoff.Handoff | None = None) -> None:
         self.__name__ = name
         self.layout = layout
+        #: The entry point (``int64 entry(int64 *flat)``), and the functions that hand a share of it
+        #: to a waiting thread (None where the file has none: not x86-64).
+        self.address = address
+        self.handoff = functions
         self._width = _width(layout)
         self._entry: Callable[[int], int] = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(address)
         #: (the last bound arguments but their last two, their flat values: see bind); replaced whole
@@ -637,6 +653,11 @@ class NativeKernel:
         return f"<native kernel {self.__name__}>"
 
     def __call__(self, *args: Any) -> int:
+        return self.call(self.flat(args))
+
+    def flat(self, args: tuple[Any, ...]) -> npt.NDArray[np.int64]:
+        """The flat arguments of a call with ``args`` (what :meth:`call` takes): the arrays in it
+        must stay alive, unchanged in shape, until that call has returned."""
         head, tail = args[:-2], args[-2:]
         last = self._last
         if last is None or not _same(last[0], head):
@@ -647,6 +668,10 @@ class NativeKernel:
         prefix = last[1]
         flat[:prefix.size] = prefix
         flat[prefix.size:] = _flat(tail)
+        return flat
+
+    def call(self, flat: npt.NDArray[np.int64]) -> int:
+        """Run the kernel on flat arguments from :meth:`flat` (the GIL released meanwhile)."""
         return int(self._entry(_data_pointer()(flat)))
 
     def bind(self, args: tuple[Any, ...], layout: tuple[object, ...]) -> tuple[tuple[Any, ...], npt.NDArray[np.int64]]:
@@ -712,3 +737,7 @@ def _data_pointer() -> Callable[[npt.NDArray[Any]], int]:
     if all(direct(p) == _interface_pointer(p) for p in probes):
         return direct
     return _interface_pointer
+
+
+#: How to read an array's data pointer quickly (:func:`_data_pointer`): ``data_pointer()(a)``.
+data_pointer = _data_pointer

@@ -1,0 +1,196 @@
+"""Handing a kernel share to a thread that is already awake.
+
+On a virtual machine, waking a sleeping thread costs 20-70 microseconds before it runs a line
+(the idle processor halts, and the wake goes through the hypervisor), then it needs the GIL
+for the Python of its share: on a run of 1e5 trials (about 0.4 ms a thread) that is a tenth
+of what the second core could do. So a kernel thread that has a share to expect does not
+sleep: it waits in machine code of its own (no GIL), watching a small block of memory, its
+*box*, and runs the share the moment the calling thread posts it there, as OpenMP runtimes
+keep their threads spinning for a while after each parallel region. It waits at most
+``linger`` (a millisecond) after its last share, then goes back to sleep until woken again,
+so an idle process burns nothing.
+
+The functions are generated here as LLVM IR (with llvmlite's IR builder: no LLVM is loaded for
+that) and kept in each native kernel file beside its entry point (:mod:`.native`), so a warm
+run loads them with the kernel and never builds them; they exist on x86-64 only (they read the
+time stamp counter and wait with ``pause``). Each is called through ctypes, which releases the
+GIL for the call:
+
+``serve(box)``
+    The thread's wait: while the box says ``WAITING``, wait; when it says ``GO``, take the
+    share (``RUNNING``), call ``box[CALL](box[FLAT])`` (a kernel's entry point with its flat
+    arguments), then say ``WAITING`` again, and wait for the next; return when the box says
+    ``STOP`` or ``linger`` ticks passed since the last share (the box then says ``ASLEEP``).
+``post(box, call, flat)``
+    Give a waiting thread a share; false when the thread was not waiting (busy, or asleep).
+    The box says ``POSTING`` while the share is written into it, so no other thread can post
+    over it, nor the thread take half of it.
+``collect(box, ticks)``
+    Take a posted share back if its thread has not started it (so nothing can run it after
+    the call returns), else wait until the thread has finished it; false when it is still
+    running after ``ticks``.
+``stop(box)``
+    Ask a waiting thread to return now (at exit).
+``ticks()``
+    The time stamp counter.
+
+Every change of state is an atomic compare-and-swap or store with acquire and release order:
+what the calling thread wrote before posting (the flat arguments) is what the thread reads,
+and what the thread wrote in the share (its histogram row) is what the calling thread reads
+once ``collect`` returned.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from typing import Any
+
+__all__ = ["ASLEEP", "BOX", "FUNCTIONS", "GO", "POSTING", "RUNNING", "STOP", "WAITING", "Handoff",
+           "add_functions", "supported_triple"]
+
+#: States of a box (its first field).
+WAITING, GO, RUNNING, STOP, ASLEEP, POSTING = 0, 1, 2, 3, 4, 5
+#: Fields of a box: state, the entry point to call, the address of its flat arguments, ticks to
+#: wait after a share, the entry point's result, shares run (for tests and diagnostics).
+STATE, CALL, FLAT, LINGER, RESULT, SHARES = 0, 1, 2, 3, 4, 5
+#: 64-bit fields a box takes: 128 bytes, so two boxes never share a cache line.
+BOX = 16
+
+#: The functions each native file carries on x86-64 (:func:`add_functions`).
+FUNCTIONS = ("mathhammer_serve", "mathhammer_post", "mathhammer_collect", "mathhammer_stop", "mathhammer_ticks")
+
+
+def supported_triple(triple: str) -> bool:
+    """Whether :func:`add_functions` can generate the functions for this target triple."""
+    return triple.split("-", 1)[0] in ("x86_64", "amd64")
+
+
+def add_functions(module: Any) -> None:
+    """Add :data:`FUNCTIONS` to an llvmlite ``ir.Module`` (x86-64 only: see the module text)."""
+    from llvmlite import ir
+
+    i64 = ir.IntType(64)
+    p64 = i64.as_pointer()
+    counter = ir.Function(module, ir.FunctionType(i64, []), name="llvm.readcyclecounter")
+    pause = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name="llvm.x86.sse2.pause")
+
+    def const(v: int) -> Any:
+        return ir.Constant(i64, v)
+
+    def field(b: Any, box: Any, i: int) -> Any:
+        return b.gep(box, [const(i)])
+
+    def swap(b: Any, box: Any, old: int, new: int) -> Any:
+        return b.extract_value(b.cmpxchg(field(b, box, STATE), const(old), const(new), "acq_rel", "acquire"), 1)
+
+    def state(b: Any, box: Any) -> Any:
+        return b.load_atomic(field(b, box, STATE), "acquire", 8)
+
+    def function(name: str, args: list[Any], blocks: list[str]) -> tuple[Any, list[Any]]:
+        fn = ir.Function(module, ir.FunctionType(i64, args), name=name)
+        return fn, [fn.append_basic_block(b) for b in blocks]
+
+    fn, (entry,) = function("mathhammer_ticks", [], ["entry"])
+    b = ir.IRBuilder(entry)
+    b.ret(b.call(counter, []))
+
+    fn, (entry, write, refused) = function("mathhammer_post", [p64, i64, i64], ["entry", "write", "refused"])
+    b = ir.IRBuilder(entry)
+    box = fn.args[0]
+    b.cbranch(swap(b, box, WAITING, POSTING), write, refused)
+    b = ir.IRBuilder(write)
+    b.store(fn.args[1], field(b, box, CALL))
+    b.store(fn.args[2], field(b, box, FLAT))
+    b.store_atomic(const(GO), field(b, box, STATE), "release", 8)
+    b.ret(const(1))
+    ir.IRBuilder(refused).ret(const(0))
+
+    fn, (entry,) = function("mathhammer_stop", [p64], ["entry"])
+    b = ir.IRBuilder(entry)
+    b.ret(b.zext(swap(b, fn.args[0], WAITING, STOP), i64))
+
+    fn, (entry, loop, wait, done, late) = function("mathhammer_collect", [p64, i64],
+                                                    ["entry", "loop", "wait", "done", "late"])
+    box = fn.args[0]
+    b = ir.IRBuilder(entry)
+    taken_back = swap(b, box, GO, WAITING)
+    deadline = b.add(b.call(counter, []), fn.args[1])
+    b.cbranch(taken_back, done, loop)
+    b = ir.IRBuilder(loop)
+    b.cbranch(b.icmp_signed("==", state(b, box), const(RUNNING)), wait, done)
+    b = ir.IRBuilder(wait)
+    b.call(pause, [])
+    b.cbranch(b.icmp_signed(">", b.call(counter, []), deadline), late, loop)
+    ir.IRBuilder(done).ret(const(1))
+    ir.IRBuilder(late).ret(const(0))
+
+    fn, blocks = function("mathhammer_serve", [p64],
+                          ["entry", "loop", "take", "run", "other", "stop", "wait", "late", "asleep"])
+    entry, loop, take, run, other, stop, wait, late, asleep = blocks
+    box = fn.args[0]
+    b = ir.IRBuilder(entry)
+    deadline = b.alloca(i64)
+    b.store(b.add(b.call(counter, []), b.load(field(b, box, LINGER))), deadline)
+    b.branch(loop)
+    b = ir.IRBuilder(loop)
+    now = state(b, box)
+    b.cbranch(b.icmp_signed("==", now, const(GO)), take, other)
+    b = ir.IRBuilder(take)
+    b.cbranch(swap(b, box, GO, RUNNING), run, loop)  # (the calling thread may have taken it back)
+    b = ir.IRBuilder(run)
+    entry_type = ir.FunctionType(i64, [p64])
+    call = b.inttoptr(b.load(field(b, box, CALL)), entry_type.as_pointer())
+    result = b.call(call, [b.inttoptr(b.load(field(b, box, FLAT)), p64)])
+    b.store(result, field(b, box, RESULT))
+    shares = field(b, box, SHARES)
+    b.store(b.add(b.load(shares), const(1)), shares)
+    b.store_atomic(const(WAITING), field(b, box, STATE), "release", 8)
+    b.store(b.add(b.call(counter, []), b.load(field(b, box, LINGER))), deadline)
+    b.branch(loop)
+    b = ir.IRBuilder(other)
+    b.cbranch(b.icmp_signed("==", now, const(STOP)), stop, wait)
+    b = ir.IRBuilder(stop)
+    b.store_atomic(const(ASLEEP), field(b, box, STATE), "release", 8)
+    b.ret(const(0))
+    b = ir.IRBuilder(wait)
+    b.call(pause, [])
+    b.cbranch(b.icmp_signed(">", b.call(counter, []), b.load(deadline)), late, loop)
+    b = ir.IRBuilder(late)
+    b.cbranch(swap(b, box, WAITING, ASLEEP), asleep, loop)  # (or a share arrived just now)
+    ir.IRBuilder(asleep).ret(const(1))
+
+
+_ADDRESS = ctypes.c_void_p
+_I64 = ctypes.c_int64
+
+
+class Handoff:
+    """The functions of :data:`FUNCTIONS` at these addresses (of one loaded object), callable
+    from Python; each call releases the GIL."""
+
+    def __init__(self, addresses: dict[str, int]) -> None:
+        self.serve = ctypes.CFUNCTYPE(_I64, _ADDRESS)(addresses["mathhammer_serve"])
+        self.post = ctypes.CFUNCTYPE(_I64, _ADDRESS, _I64, _I64)(addresses["mathhammer_post"])
+        self.collect = ctypes.CFUNCTYPE(_I64, _ADDRESS, _I64)(addresses["mathhammer_collect"])
+        self.stop = ctypes.CFUNCTYPE(_I64, _ADDRESS)(addresses["mathhammer_stop"])
+        self.ticks = ctypes.CFUNCTYPE(_I64)(addresses["mathhammer_ticks"])
+
+    def ticks_per_second(self) -> float:
+        """How fast :attr:`ticks` counts (the time stamp counter runs at one rate whatever the
+        processor's speed on every x86-64 of the last fifteen years): measured once a process,
+        over 0.2 ms."""
+        with _RATE_LOCK:
+            if not _RATE:
+                start, first = time.perf_counter(), int(self.ticks())
+                while (elapsed := time.perf_counter() - start) < _CALIBRATION_SECONDS:
+                    pass
+                _RATE.append(max(1.0, (int(self.ticks()) - first) / elapsed))
+            return _RATE[0]
+
+
+#: How long :meth:`Handoff.ticks_per_second` measures, and what it found.
+_CALIBRATION_SECONDS = 0.0002
+_RATE: list[float] = []
+_RATE_LOCK = threading.Lock()
