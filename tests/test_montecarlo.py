@@ -17,9 +17,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mathhammer.compile import compile_matchup
 from mathhammer.engine import montecarlo
+from mathhammer.limits import MAX_CHUNKS
 
 from . import oracles
 from .oracles import Scenario
@@ -228,3 +231,29 @@ def test_R_9_7_hazardous_matches_exact(tests: int, wounds: int, fnp: int | None)
     assert _gap(r.hazard_models.probabilities, _pmf(dead)) <= DKW
     mu = float(oracles.mean(lost))
     assert abs(r.hazardous.mean() - mu) <= 5 * math.sqrt(float(oracles.variance(lost)) / N)
+
+
+# --- chunk seeds ----------------------------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**63 - 1), n=st.integers(1, MAX_CHUNKS))
+def test_chunk_seeds_are_numpys_seed_sequence_state(seed: int, n: int) -> None:
+    """The chunks' seeds are numpy's SeedSequence(seed).generate_state(n, uint64), worked out a
+    faster way (in use with this numpy): the reference is numpy's own."""
+    assert montecarlo._seed_words_agree()
+    expected = np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64)
+    got = montecarlo.chunk_seeds(seed, n)
+    assert got.dtype == np.uint64 and np.array_equal(got, expected)
+
+
+def test_chunk_seeds_are_numpys_own_where_the_fast_way_disagrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A numpy whose SeedSequence changed: the check at first use finds the fast words wrong and
+    numpy's generate_state is used."""
+    real = montecarlo._seed_words
+    monkeypatch.setattr(montecarlo, "_seed_words", lambda pool, n: real(pool, n) ^ np.uint64(1))
+    montecarlo._seed_words_agree.cache_clear()
+    try:
+        assert not montecarlo._seed_words_agree()
+        assert np.array_equal(montecarlo.chunk_seeds(99, 7), np.random.SeedSequence(99).generate_state(7, np.uint64))
+    finally:
+        montecarlo._seed_words_agree.cache_clear()
