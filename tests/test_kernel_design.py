@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 from fractions import Fraction
 from math import comb
 
@@ -87,6 +88,36 @@ def test_compile_line_counts_seconds_on_a_terminal() -> None:
     with _progress.elapsed("compiling kernels…", out):
         pass
     assert out.getvalue().startswith("\rcompiling kernels… 0 s") and out.getvalue().endswith(" s\n")
+
+
+class _Closed(io.StringIO):
+    """stderr whose file descriptor was closed under the running process (or a pipe whose
+    reader left): every write fails."""
+
+    def write(self, s: str) -> int:
+        raise OSError(9, "Bad file descriptor")
+
+
+@pytest.mark.parametrize("stderr", [_Closed(), None])
+def test_the_compile_line_and_cache_notes_never_fail_a_run_on_a_broken_stderr(
+        stderr: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """They are notes: with stderr broken or missing (pythonw) they are dropped, never written to
+    stdout, and the compile goes on (a command whose stderr was closed after it started ended
+    "internal error", exit 70, on its first run)."""
+    from mathhammer.kernel import _cache
+
+    monkeypatch.setattr(sys, "stderr", stderr)
+    ran = []
+    with _progress.elapsed("compiling kernels…"):
+        ran.append("elapsed")
+    with _progress.plain("compiling kernels…"):
+        ran.append("plain")
+    with _cache._announced("compiling kernels…", None):
+        ran.append("announced")
+    monkeypatch.setattr(_cache, "NOTES", ["note: numba cache at x was damaged; recompiling"])
+    _cache.flush_notes()
+    assert ran == ["elapsed", "plain", "announced"] and _cache.NOTES == []
+    assert capsys.readouterr().out == ""
 
 
 def test_live_compile_status_is_off_outside_its_block() -> None:

@@ -16,7 +16,6 @@ objects (private API), defensively: if those change, caching simply works as num
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from numba.core import types
 from numba.core.caching import NullCache
 from numba.core.funcdesc import FunctionDescriptor
 
+from . import _progress
 from .native import private_temp_dir as _private_temp_dir
 
 __all__ = ["Location", "cache_dir", "cache_path", "choose_location", "flush_notes", "load_or_compile", "object_code"]
@@ -97,7 +97,7 @@ def choose_location() -> Location:
 def flush_notes() -> None:
     """Print the pending notes on stderr, once each."""
     while NOTES:
-        print(NOTES.pop(0), file=sys.stderr, flush=True)
+        _progress.say(NOTES.pop(0))
 
 
 def cache_path(dispatcher: Any) -> str | None:
@@ -150,7 +150,7 @@ def _announced(announce: str, status: Status | None) -> AbstractContextManager[N
     """``status(announce)``, or print ``announce`` once (None)."""
     if status is not None:
         return status(announce)
-    print(announce, file=sys.stderr, flush=True)
+    _progress.say(announce)
     return nullcontext()
 
 

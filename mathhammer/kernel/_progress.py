@@ -15,16 +15,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-__all__ = ["elapsed", "plain"]
+__all__ = ["elapsed", "plain", "say"]
 
 #: Seconds between updates of the live line.
 TICK = 0.5
 
 
+def say(text: str, stream: TextIO | None = None) -> None:
+    """Print ``text`` as one line on ``stream`` (stderr), if it can be written: a note is never
+    worth failing a run for (stderr closed under a running process, or a pipe whose reader left)."""
+    out = stream or sys.stderr
+    if out is None:
+        return
+    try:
+        print(text, file=out, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 @contextmanager
 def plain(text: str, stream: TextIO | None = None) -> Iterator[None]:
-    """Print ``text`` as one line, then run the block."""
-    print(text, file=stream or sys.stderr, flush=True)
+    """Print ``text`` as one line (:func:`say`), then run the block."""
+    say(text, stream)
     yield
 
 
