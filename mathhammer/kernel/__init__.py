@@ -220,7 +220,7 @@ class Workers:
 
     A kernel from the native cache with the functions of :mod:`.handoff` (x86-64) is handed
     to threads that are already awake: :meth:`wake` has each thread wait in machine code,
-    without the GIL, for shares posted to its box, for a millisecond after its last one; the
+    without the GIL, for shares posted to its box, for half a millisecond after its last one; the
     calling thread posts them, runs its own share and takes back a share its thread has not
     started, or waits for it to end. Otherwise (numba's kernels) a share goes through the
     thread's queue, and when the calling thread's share ends with every chunk finished (the
@@ -244,7 +244,7 @@ class Workers:
         #: calling thread is interrupted before it collects it.
         self._held: list[tuple[Any, ...] | None] = [None] * n
         self._post_lock = threading.Lock()
-        self._watch_ticks = 0
+        self._watch_ticks = 1
         ids = []
         for q in self._queues:
             thread = threading.Thread(target=self._serve, args=(q,), daemon=True, name="mathhammer-kernel")
@@ -276,16 +276,15 @@ class Workers:
         if functions is None or count <= 0:
             return
         with self._post_lock:
-            if not self._watch_ticks:
-                rate = functions.ticks_per_second()
-                self._boxes[:, handoff.LINGER] = max(1, int(rate * _LINGER_SECONDS))
-                self._watch_ticks = max(1, int(rate * _COLLECT_SECONDS))
+            rate = functions.ticks_per_second()
+            self._watch_ticks = max(1, int(rate * _COLLECT_SECONDS))
             asleep = [w for w in range(count) if self._boxes[w, handoff.STATE] == handoff.ASLEEP]
             if not asleep:
                 return
             cpus = self._placement.away(asleep)
-            for w in asleep:
-                self._boxes[w, handoff.STATE] = handoff.WAITING  # the thread is out of serve: only this writes
+            for w in asleep:  # each thread is out of serve: only this writes its box now
+                self._boxes[w, handoff.LINGER] = max(1, int(rate * _LINGER_SECONDS))
+                self._boxes[w, handoff.STATE] = handoff.WAITING
                 self._queues[w].put((functions.serve, (self._box_at[w],), None, cpus))
 
     def run(self, args: tuple[Any, ...], workers: int, kernel: Any) -> None:
@@ -343,8 +342,9 @@ class Workers:
 
 
 #: How long a thread that ran a share waits for the next before it sleeps (mathhammer.kernel.handoff):
-#: the next run of a script, or the next batch of a long run, comes within a millisecond.
-_LINGER_SECONDS = 0.001
+#: the next batch of a run comes within microseconds, the next run of a script within a quarter of
+#: a millisecond (and a run wakes its threads before its first kernel call anyway).
+_LINGER_SECONDS = 0.0005
 #: How long the calling thread waits in machine code for a thread to end its share, at a time.
 _COLLECT_SECONDS = 0.0002
 #: How often the calling thread looks again when a thread holding a share was held up (by a busy

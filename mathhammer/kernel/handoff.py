@@ -7,7 +7,7 @@ of what the second core could do. So a kernel thread that has a share to expect 
 sleep: it waits in machine code of its own (no GIL), watching a small block of memory, its
 *box*, and runs the share the moment the calling thread posts it there, as OpenMP runtimes
 keep their threads spinning for a while after each parallel region. It waits at most
-``linger`` (a millisecond) after its last share, then goes back to sleep until woken again,
+``linger`` (half a millisecond) after its last share, then goes back to sleep until woken again,
 so an idle process burns nothing.
 
 The functions are generated here as LLVM IR (with llvmlite's IR builder: no LLVM is loaded for
@@ -179,18 +179,26 @@ class Handoff:
 
     def ticks_per_second(self) -> float:
         """How fast :attr:`ticks` counts (the time stamp counter runs at one rate whatever the
-        processor's speed on every x86-64 of the last fifteen years): measured once a process,
-        over 0.2 ms."""
+        processor's speed, on every x86-64 of the last fifteen years): measured between the
+        first call in a process and the first at least 5 ms later, with nothing spent on it;
+        until then a nominal 3 GHz (1-5 GHz on every such processor: the waits it sets are
+        rough anyway)."""
         with _RATE_LOCK:
-            if not _RATE:
-                start, first = time.perf_counter(), int(self.ticks())
-                while (elapsed := time.perf_counter() - start) < _CALIBRATION_SECONDS:
-                    pass
-                _RATE.append(max(1.0, (int(self.ticks()) - first) / elapsed))
-            return _RATE[0]
+            if _RATE:
+                return _RATE[0]
+            now, ticks = time.perf_counter(), int(self.ticks())
+            if not _FIRST:
+                _FIRST.append((now, ticks))
+            elif now - _FIRST[0][0] >= _CALIBRATION_SECONDS:
+                _RATE.append(max(1.0, (ticks - _FIRST[0][1]) / (now - _FIRST[0][0])))
+                return _RATE[0]
+            return _NOMINAL_RATE
 
 
-#: How long :meth:`Handoff.ticks_per_second` measures, and what it found.
-_CALIBRATION_SECONDS = 0.0002
+#: How long after the first reading of a process :meth:`Handoff.ticks_per_second` measures, the
+#: rate until then, the first reading (seconds, ticks) and the rate measured.
+_CALIBRATION_SECONDS = 0.005
+_NOMINAL_RATE = 3e9
+_FIRST: list[tuple[float, int]] = []
 _RATE: list[float] = []
 _RATE_LOCK = threading.Lock()
