@@ -238,22 +238,32 @@ def test_R_9_7_hazardous_matches_exact(tests: int, wounds: int, fnp: int | None)
 @settings(max_examples=300, deadline=None)
 @given(seed=st.integers(0, 2**63 - 1), n=st.integers(1, MAX_CHUNKS))
 def test_chunk_seeds_are_numpys_seed_sequence_state(seed: int, n: int) -> None:
-    """The chunks' seeds are numpy's SeedSequence(seed).generate_state(n, uint64), worked out a
-    faster way (in use with this numpy): the reference is numpy's own."""
-    assert montecarlo._seed_words_agree()
-    expected = np.random.SeedSequence(seed).generate_state(n, dtype=np.uint64)
+    """The chunks' seeds are numpy's SeedSequence(seed).generate_state(n, uint64), and so are
+    the faster whole-array words used once checked: the reference is numpy's own."""
+    sequence = np.random.SeedSequence(seed)
+    expected = sequence.generate_state(n, dtype=np.uint64)
+    assert np.array_equal(montecarlo._seed_words(sequence.pool, n), expected)
     got = montecarlo.chunk_seeds(seed, n)
     assert got.dtype == np.uint64 and np.array_equal(got, expected)
 
 
-def test_chunk_seeds_are_numpys_own_where_the_fast_way_disagrees(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A numpy whose SeedSequence changed: the check at first use finds the fast words wrong and
-    numpy's generate_state is used."""
+@pytest.mark.parametrize("agree", [True, False])
+def test_the_fast_seed_words_are_used_only_once_they_gave_numpys(agree: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first state of MAX_CHUNKS seeds in a process is numpy's, compared with the fast words;
+    later ones are the fast words if those were the same, else numpy's again (a numpy whose
+    SeedSequence changed)."""
     real = montecarlo._seed_words
-    monkeypatch.setattr(montecarlo, "_seed_words", lambda pool, n: real(pool, n) ^ np.uint64(1))
-    montecarlo._seed_words_agree.cache_clear()
-    try:
-        assert not montecarlo._seed_words_agree()
-        assert np.array_equal(montecarlo.chunk_seeds(99, 7), np.random.SeedSequence(99).generate_state(7, np.uint64))
-    finally:
-        montecarlo._seed_words_agree.cache_clear()
+    calls: list[int] = []
+
+    def words(pool: np.ndarray, n: int) -> np.ndarray:
+        calls.append(n)
+        return real(pool, n) if agree else real(pool, n) ^ np.uint64(1)
+
+    monkeypatch.setattr(montecarlo, "_FAST_SEEDS", [])
+    monkeypatch.setattr(montecarlo, "_seed_words", words)
+    numpys = np.random.SeedSequence(5).generate_state(MAX_CHUNKS, dtype=np.uint64)
+    assert np.array_equal(montecarlo.chunk_seeds(5, 3), numpys[:3]) and calls == []  # not compared on a short one
+    assert np.array_equal(montecarlo.chunk_seeds(5, MAX_CHUNKS), numpys) and calls == [MAX_CHUNKS]
+    assert montecarlo._FAST_SEEDS == [agree]
+    assert np.array_equal(montecarlo.chunk_seeds(5, 7), numpys[:7])
+    assert calls == ([MAX_CHUNKS, 7] if agree else [MAX_CHUNKS])

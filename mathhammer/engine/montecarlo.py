@@ -14,7 +14,6 @@ before it, and a run with the stage breakdown different ones than a run without.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import secrets
@@ -100,12 +99,20 @@ def chunk_seeds(seed: int, n_chunks: int) -> npt.NDArray[np.uint64]:
     """The only place seeds are derived: one independent stream per chunk, numpy's
     ``SeedSequence(seed).generate_state(n_chunks, uint64)``. numpy works that out one 32-bit word
     at a time (30-40 us for 64 chunks, a tenth of a run of 1e5 trials on two threads); the same
-    words come from a few whole-array operations (:func:`_seed_words`) wherever a check at first
-    use finds them equal to numpy's own."""
+    words come from a few whole-array operations (:func:`_seed_words`), used once the first
+    state of MAX_CHUNKS seeds in the process came out the same both ways (a shorter state is
+    the start of a longer one, both ways)."""
     sequence = np.random.SeedSequence(seed)
-    if n_chunks <= MAX_CHUNKS and _seed_words_agree():
+    if _FAST_SEEDS == [True] and n_chunks <= MAX_CHUNKS:
         return _seed_words(sequence.pool, n_chunks)
-    return sequence.generate_state(n_chunks, dtype=np.uint64).astype(np.uint64, copy=False)
+    state = sequence.generate_state(n_chunks, dtype=np.uint64).astype(np.uint64, copy=False)
+    if not _FAST_SEEDS and n_chunks == MAX_CHUNKS:
+        _FAST_SEEDS.append(bool(np.array_equal(_seed_words(sequence.pool, n_chunks), state)))
+    return state
+
+
+#: Whether :func:`_seed_words` gave numpy's state (empty: not compared yet in this process).
+_FAST_SEEDS: list[bool] = []
 
 
 # SeedSequence.generate_state (numpy/random/bit_generator.pyx): word i of the output, as 32-bit
@@ -125,18 +132,6 @@ def _seed_words(pool: npt.NDArray[np.uint32], n_chunks: int) -> npt.NDArray[np.u
     v *= _HASH_AFTER[:words]
     v ^= v >> np.uint32(16)
     return v.astype("<u4").view("<u8").astype(np.uint64)
-
-
-@functools.cache
-def _seed_words_agree() -> bool:
-    """Whether :func:`_seed_words` gives what this numpy's SeedSequence gives (checked once a
-    process, for the longest and a short state of a few seeds)."""
-    for seed in (0, 1, 2**63 - 1, 0x5EED):
-        sequence = np.random.SeedSequence(seed)
-        for n in (1, 3, MAX_CHUNKS):
-            if not np.array_equal(_seed_words(sequence.pool, n), sequence.generate_state(n, dtype=np.uint64)):
-                return False
-    return True
 
 
 def next_batch(trials: int, seconds: float) -> int:
