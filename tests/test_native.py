@@ -644,8 +644,8 @@ def _handed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[native.Nat
 
 
 def _asleep(pool: Any) -> None:
-    """Wait (a few milliseconds: a thread sleeps a millisecond after its last share) until every
-    thread of ``pool`` sleeps."""
+    """Wait (a few milliseconds: a thread sleeps half a millisecond after its last share) until
+    every thread of ``pool`` sleeps."""
     from mathhammer.kernel import handoff
 
     deadline = time.monotonic() + 30
@@ -740,6 +740,77 @@ def test_an_error_in_the_calling_threads_share_still_collects_the_other(tmp_path
     assert claims[1] in (0, n)  # taken back before it started, or run to the end
     monkeypatch.setattr(loaded, "call", real_call)
     _asleep(pool)
+
+
+@pytest.mark.skipif(not _X86_64, reason="the handoff functions exist on x86-64 only")
+def test_an_interruption_right_after_a_post_still_collects_the_share(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A KeyboardInterrupt as the post returns (Python checks for signals there) comes out of the
+    run only once the share is taken back or has ended: nothing of the call is held after it."""
+    from mathhammer.kernel import handoff
+
+    loaded, args = _handed(tmp_path, monkeypatch)
+    functions = loaded.handoff
+    assert functions is not None
+    real_post = functions.post
+
+    def post_then_interrupt(*a: Any) -> int:
+        real_post(*a)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(functions, "post", post_then_interrupt)
+    pool = kernel.Workers(1)
+    claims = kernel.shapes.new_claims()
+    with pytest.raises(KeyboardInterrupt):
+        pool.run((*args, claims), 2, loaded)
+    assert pool._held == [None]
+    assert pool._boxes[0, handoff.STATE] in (handoff.WAITING, handoff.ASLEEP)
+    monkeypatch.setattr(functions, "post", real_post)
+    _asleep(pool)
+
+
+@pytest.mark.skipif(not _X86_64, reason="the handoff functions exist on x86-64 only")
+def test_a_refused_post_holds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread that goes to sleep between the look at its box and the post: the calling thread
+    runs every chunk, and nothing of the call stays held (it did, until the next post)."""
+    import gc
+    import weakref
+
+    loaded, args = _handed(tmp_path, monkeypatch)
+    assert loaded.handoff is not None
+    monkeypatch.setattr(loaded.handoff, "post", lambda *a: 0)
+    pool = kernel.Workers(1)
+    pool.wake(1, loaded)
+    claims = kernel.shapes.new_claims()
+    pool.run((*args, claims), 2, loaded)
+    n = args[kernel._ARG_STREAMS].shape[0]
+    assert claims[1] == n and not args[kernel._ARG_OUT_DAMAGE][1].any() and pool._held == [None]
+    watched = weakref.ref(args[kernel._ARG_OUT_DAMAGE])
+    del args, claims
+    gc.collect()
+    assert watched() is None
+    _asleep(pool)
+
+
+@pytest.mark.skipif(not _X86_64, reason="the handoff functions exist on x86-64 only")
+def test_a_process_ends_cleanly_with_a_thread_still_waiting_for_shares(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script that ends right after a run on two threads, its other thread still waiting for a
+    share (here for 50 ms), exits normally: that thread is stopped at exit, and the machine code
+    it runs stays mapped while the interpreter shuts down (it crashed, exit -11, every time)."""
+    _kept(tmp_path, monkeypatch)  # the native file the run below loads
+    weapons, target, stages = CASES["fast path, no breakdown"]
+    code = textwrap.dedent(f"""
+        from mathhammer import api, kernel
+        kernel._LINGER_SECONDS = 0.05
+        api.run({weapons!r}, {target!r}, trials=3_000, seed=11, threads=2, stages={stages!r})
+        print(kernel._WORKERS[0]._functions is not None)
+    """)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.strip() == "True"  # the run took the handoff path
 
 
 def test_files_unused_for_a_month_are_removed_when_one_is_written(tmp_path: Path,

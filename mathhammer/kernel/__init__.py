@@ -10,6 +10,7 @@ Kernels know nothing of rules: they compare dice against the tables that
 
 from __future__ import annotations
 
+import atexit
 import os
 import platform
 import queue
@@ -245,6 +246,9 @@ class Workers:
         self._held: list[tuple[Any, ...] | None] = [None] * n
         self._post_lock = threading.Lock()
         self._watch_ticks = 1
+        self._functions: handoff.Handoff | None = None  # the last used (for stop_waiting)
+        self._pid = os.getpid()
+        atexit.register(self.stop_waiting)
         ids = []
         for q in self._queues:
             thread = threading.Thread(target=self._serve, args=(q,), daemon=True, name="mathhammer-kernel")
@@ -276,6 +280,7 @@ class Workers:
         if functions is None or count <= 0:
             return
         with self._post_lock:
+            self._functions = functions
             rate = functions.ticks_per_second()
             self._watch_ticks = max(1, int(rate * _COLLECT_SECONDS))
             asleep = [w for w in range(count) if self._boxes[w, handoff.STATE] == handoff.ASLEEP]
@@ -285,7 +290,19 @@ class Workers:
             for w in asleep:  # each thread is out of serve: only this writes its box now
                 self._boxes[w, handoff.LINGER] = max(1, int(rate * _LINGER_SECONDS))
                 self._boxes[w, handoff.STATE] = handoff.WAITING
-                self._queues[w].put((functions.serve, (self._box_at[w],), None, cpus))
+                self._queues[w].put((functions.wait_for_shares, (self._box_at[w],), None, cpus))
+
+    def stop_waiting(self) -> None:
+        """Have the threads that wait for shares return to sleep now (at exit: run once the
+        interpreter starts to shut down, so that no thread spins while it does)."""
+        functions = self._functions
+        if functions is None or os.getpid() != self._pid:
+            return
+        for at in self._box_at:
+            functions.stop(at)
+        deadline = time.monotonic() + _STOP_SECONDS
+        while (self._boxes[:, handoff.STATE] == handoff.STOP).any() and time.monotonic() < deadline:
+            time.sleep(_POLL_SECONDS)
 
     def run(self, args: tuple[Any, ...], workers: int, kernel: Any) -> None:
         """Shares 1 .. workers - 1 of ``kernel`` on the idle threads, share 0 here; returns when
@@ -319,37 +336,83 @@ class Workers:
         assert functions is not None
         self.wake(workers - 1, kernel)
         own = kernel.flat((*args, 0))
-        pointer = native.data_pointer()
         posted: list[tuple[int, tuple[Any, ...]]] = []
         try:
-            for w in range(workers - 1):
-                flat = own.copy()
-                flat[-1] = w + 1
-                held = (args, flat)
-                with self._post_lock:
-                    if self._boxes[w, handoff.STATE] == handoff.WAITING:
-                        self._held[w] = held  # (the share before it is finished: the box says so)
-                        if functions.post(self._box_at[w], kernel.address, pointer(flat)):
-                            posted.append((w, held))
+            self._post(args, workers, kernel, own, posted)
             kernel.call(own)
         finally:
-            for w, held in posted:
-                while not functions.collect(self._box_at[w], self._watch_ticks):
-                    time.sleep(_POLL_SECONDS)  # its thread was held up: the GIL is free meanwhile
-                with self._post_lock:
-                    if self._held[w] is held:
-                        self._held[w] = None
+            self._collect(posted, functions)
+
+    def _post(self, args: tuple[Any, ...], workers: int, kernel: native.NativeKernel,
+              own: npt.NDArray[np.int64], posted: list[tuple[int, tuple[Any, ...]]]) -> None:
+        """Post shares 1 .. workers - 1 (``own``: share 0's flat arguments) to the threads that
+        wait, each listed in ``posted`` (and its arrays held) before it is posted, so that it is
+        collected even if this thread is interrupted right after."""
+        functions = kernel.handoff
+        assert functions is not None
+        pointer = native.data_pointer()
+        for w in range(workers - 1):
+            flat = own.copy()
+            flat[-1] = w + 1
+            held = (args, flat)
+            with self._post_lock:
+                if self._boxes[w, handoff.STATE] != handoff.WAITING:  # busy with another call's share, or asleep
+                    continue
+                self._held[w] = held  # (the box says the share held before is over)
+                posted.append((w, held))
+                if not functions.post(self._box_at[w], kernel.address, pointer(flat)):  # it went to sleep just now
+                    posted.pop()
+                    self._held[w] = None
+
+    def _collect(self, posted: list[tuple[int, tuple[Any, ...]]], functions: handoff.Handoff) -> None:
+        """Return once no thread runs, or can still start, a share in ``posted``: each is taken
+        back if its thread has not started it, else waited for (in machine code for a moment,
+        then sleeping a little longer each time: its thread was held up by a busy machine).
+        An interruption meanwhile is raised once every share is collected."""
+        interrupted: BaseException | None = None
+        for w, held in posted:
+            delay = 0.0
+            while True:
+                try:
+                    if self._collected(w, held, functions, self._watch_ticks if delay == 0 else 0):
+                        break
+                    delay = min(2 * delay or _POLL_SECONDS, _POLL_MAX_SECONDS)
+                    time.sleep(delay)
+                except BaseException as e:  # noqa: BLE001 - raised below, once nothing runs on the arrays
+                    interrupted = interrupted or e
+        if interrupted is not None:
+            try:
+                raise interrupted
+            finally:
+                del interrupted
+
+    def _collected(self, w: int, held: tuple[Any, ...], functions: handoff.Handoff, ticks: int) -> bool:
+        """Whether thread w's share ``held`` is over (taken back, or run): then its arrays are let
+        go. While the pool holds ``held`` for thread w, no other caller can post to its box, so
+        a share in the box is this one; once it holds another, this one was over before."""
+        at = self._box_at[w]
+        with self._post_lock:
+            if self._held[w] is not held:
+                return True
+            if functions.take_back(at) or functions.wait(at, 0):
+                self._held[w] = None
+                return True
+        functions.wait(at, ticks)  # its thread runs it: wait a moment without the GIL
+        return False
 
 
 #: How long a thread that ran a share waits for the next before it sleeps (mathhammer.kernel.handoff):
 #: the next batch of a run comes within microseconds, the next run of a script within a quarter of
 #: a millisecond (and a run wakes its threads before its first kernel call anyway).
 _LINGER_SECONDS = 0.0005
-#: How long the calling thread waits in machine code for a thread to end its share, at a time.
+#: How long the calling thread waits in machine code for a thread to end its share.
 _COLLECT_SECONDS = 0.0002
-#: How often the calling thread looks again when a thread holding a share was held up (by a busy
-#: machine) for longer than it waits in machine code.
+#: When a thread holding a share was held up (by a busy machine) for longer than that, how long
+#: the calling thread sleeps before it looks again, at first and at most (doubling each time).
 _POLL_SECONDS = 0.00005
+_POLL_MAX_SECONDS = 0.001
+#: How long stop_waiting waits for the threads to stop waiting.
+_STOP_SECONDS = 0.05
 
 
 #: How long the calling thread watches the count of finished chunks, once its share ends,

@@ -20,15 +20,17 @@ GIL for the call:
     The thread's wait: while the box says ``WAITING``, wait; when it says ``GO``, take the
     share (``RUNNING``), call ``box[CALL](box[FLAT])`` (a kernel's entry point with its flat
     arguments), then say ``WAITING`` again, and wait for the next; return when the box says
-    ``STOP`` or ``linger`` ticks passed since the last share (the box then says ``ASLEEP``).
+    ``STOP`` or ``linger`` ticks passed since the last share (the box then says ``ASLEEP``), or
+    at once when it says anything a waiting thread never sees (a box not set up for it).
 ``post(box, call, flat)``
     Give a waiting thread a share; false when the thread was not waiting (busy, or asleep).
     The box says ``POSTING`` while the share is written into it, so no other thread can post
     over it, nor the thread take half of it.
-``collect(box, ticks)``
-    Take a posted share back if its thread has not started it (so nothing can run it after
-    the call returns), else wait until the thread has finished it; false when it is still
-    running after ``ticks``.
+``take_back(box)``
+    Take a posted share back if its thread has not started it (so nothing can run it after the
+    call returns); false when it was not waiting to be started.
+``wait(box, ticks)``
+    Wait until the box's share is no longer running, at most ``ticks``; false when it still is.
 ``stop(box)``
     Ask a waiting thread to return now (at exit).
 ``ticks()``
@@ -37,7 +39,7 @@ GIL for the call:
 Every change of state is an atomic compare-and-swap or store with acquire and release order:
 what the calling thread wrote before posting (the flat arguments) is what the thread reads,
 and what the thread wrote in the share (its histogram row) is what the calling thread reads
-once ``collect`` returned.
+once ``wait`` returned true.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ STATE, CALL, FLAT, LINGER, RESULT, SHARES = 0, 1, 2, 3, 4, 5
 BOX = 16
 
 #: The functions each native file carries on x86-64 (:func:`add_functions`).
-FUNCTIONS = ("mathhammer_serve", "mathhammer_post", "mathhammer_collect", "mathhammer_stop", "mathhammer_ticks")
+FUNCTIONS = ("mathhammer_serve", "mathhammer_post", "mathhammer_take_back", "mathhammer_wait", "mathhammer_stop",
+             "mathhammer_ticks")
 
 
 def supported_triple(triple: str) -> bool:
@@ -111,13 +114,16 @@ def add_functions(module: Any) -> None:
     b = ir.IRBuilder(entry)
     b.ret(b.zext(swap(b, fn.args[0], WAITING, STOP), i64))
 
-    fn, (entry, loop, wait, done, late) = function("mathhammer_collect", [p64, i64],
+    fn, (entry,) = function("mathhammer_take_back", [p64], ["entry"])
+    b = ir.IRBuilder(entry)
+    b.ret(b.zext(swap(b, fn.args[0], GO, WAITING), i64))
+
+    fn, (entry, loop, wait, done, late) = function("mathhammer_wait", [p64, i64],
                                                     ["entry", "loop", "wait", "done", "late"])
     box = fn.args[0]
     b = ir.IRBuilder(entry)
-    taken_back = swap(b, box, GO, WAITING)
     deadline = b.add(b.call(counter, []), fn.args[1])
-    b.cbranch(taken_back, done, loop)
+    b.branch(loop)
     b = ir.IRBuilder(loop)
     b.cbranch(b.icmp_signed("==", state(b, box), const(RUNNING)), wait, done)
     b = ir.IRBuilder(wait)
@@ -127,8 +133,8 @@ def add_functions(module: Any) -> None:
     ir.IRBuilder(late).ret(const(0))
 
     fn, blocks = function("mathhammer_serve", [p64],
-                          ["entry", "loop", "take", "run", "other", "stop", "wait", "late", "asleep"])
-    entry, loop, take, run, other, stop, wait, late, asleep = blocks
+                          ["entry", "loop", "take", "run", "other", "stop", "idle", "wait", "late", "asleep", "lost"])
+    entry, loop, take, run, other, stop, idle, wait, late, asleep, lost = blocks
     box = fn.args[0]
     b = ir.IRBuilder(entry)
     deadline = b.alloca(i64)
@@ -150,7 +156,11 @@ def add_functions(module: Any) -> None:
     b.store(b.add(b.call(counter, []), b.load(field(b, box, LINGER))), deadline)
     b.branch(loop)
     b = ir.IRBuilder(other)
-    b.cbranch(b.icmp_signed("==", now, const(STOP)), stop, wait)
+    b.cbranch(b.icmp_signed("==", now, const(STOP)), stop, idle)
+    b = ir.IRBuilder(idle)  # waiting, or a share being posted; anything else is not this thread's to wait on
+    idle_state = b.or_(b.icmp_signed("==", now, const(WAITING)), b.icmp_signed("==", now, const(POSTING)))
+    b.cbranch(idle_state, wait, lost)
+    ir.IRBuilder(lost).ret(const(2))
     b = ir.IRBuilder(stop)
     b.store_atomic(const(ASLEEP), field(b, box, STATE), "release", 8)
     b.ret(const(0))
@@ -168,29 +178,40 @@ _I64 = ctypes.c_int64
 
 class Handoff:
     """The functions of :data:`FUNCTIONS` at these addresses (of one loaded object), callable
-    from Python; each call releases the GIL."""
+    from Python; each call releases the GIL. ``keep`` is what holds the loaded machine code
+    (every kernel's: a share may run another object's entry point): a thread waiting in
+    :meth:`wait_for_shares` holds it, so the code stays mapped while a thread may run it, even
+    while the interpreter shuts down around a daemon thread."""
 
-    def __init__(self, addresses: dict[str, int]) -> None:
+    def __init__(self, addresses: dict[str, int], keep: object = None) -> None:
         self.serve = ctypes.CFUNCTYPE(_I64, _ADDRESS)(addresses["mathhammer_serve"])
         self.post = ctypes.CFUNCTYPE(_I64, _ADDRESS, _I64, _I64)(addresses["mathhammer_post"])
-        self.collect = ctypes.CFUNCTYPE(_I64, _ADDRESS, _I64)(addresses["mathhammer_collect"])
+        self.take_back = ctypes.CFUNCTYPE(_I64, _ADDRESS)(addresses["mathhammer_take_back"])
+        self.wait = ctypes.CFUNCTYPE(_I64, _ADDRESS, _I64)(addresses["mathhammer_wait"])
         self.stop = ctypes.CFUNCTYPE(_I64, _ADDRESS)(addresses["mathhammer_stop"])
         self.ticks = ctypes.CFUNCTYPE(_I64)(addresses["mathhammer_ticks"])
+        self._keep = keep
+
+    def wait_for_shares(self, box: int) -> int:
+        """:attr:`serve` on the box at address ``box``, this object (and so the machine code)
+        held meanwhile."""
+        return int(self.serve(box))
 
     def ticks_per_second(self) -> float:
         """How fast :attr:`ticks` counts (the time stamp counter runs at one rate whatever the
         processor's speed, on every x86-64 of the last fifteen years): measured between the
-        first call in a process and the first at least 5 ms later, with nothing spent on it;
-        until then a nominal 3 GHz (1-5 GHz on every such processor: the waits it sets are
-        rough anyway)."""
+        first call in a process and the first at least 5 ms later, with nothing spent on it,
+        and kept within 0.5-9 GHz; until then a nominal 3 GHz (1-5 GHz on every such
+        processor: the waits it sets are rough anyway)."""
         with _RATE_LOCK:
             if _RATE:
                 return _RATE[0]
             now, ticks = time.perf_counter(), int(self.ticks())
             if not _FIRST:
                 _FIRST.append((now, ticks))
-            elif now - _FIRST[0][0] >= _CALIBRATION_SECONDS:
-                _RATE.append(max(1.0, (ticks - _FIRST[0][1]) / (now - _FIRST[0][0])))
+            elif now - _FIRST[0][0] >= _CALIBRATION_SECONDS:  # (a counter that jumped: kept within reason)
+                measured = (ticks - _FIRST[0][1]) / (now - _FIRST[0][0])
+                _RATE.append(min(max(measured, _NOMINAL_RATE / 6), _NOMINAL_RATE * 3))
                 return _RATE[0]
             return _NOMINAL_RATE
 

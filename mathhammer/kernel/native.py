@@ -415,7 +415,7 @@ def load(name: str, layout: tuple[object, ...]) -> NativeKernel | None:
             if addresses is None:
                 return None
             _LOADED[header["sha256"]] = addresses
-        found = handoff.Handoff(addresses) if all(addresses.get(f) for f in handoff.FUNCTIONS) else None
+        found = handoff.Handoff(addresses, keep=_ENGINES) if all(addresses.get(f) for f in handoff.FUNCTIONS) else None
         return NativeKernel(name, addresses[_ENTRY], layout, found)
 
 
