@@ -283,3 +283,29 @@ def _posted_after_wake(pool: Any, fake: _Fake) -> list[tuple[int, tuple[Any, ...
 def test_only_x86_64_triples_get_the_functions() -> None:
     assert handoff.supported_triple("x86_64-unknown-linux-gnu")
     assert not handoff.supported_triple("aarch64-unknown-linux-gnu")
+
+
+def test_wake_places_and_wakes_only_the_threads_asleep(built: Built, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread already waiting keeps its box and its CPUs (placing it would restrict it for good:
+    only a woken thread takes the whole set back); one asleep is placed, set waiting and woken."""
+    import queue
+
+    pool = kernel.Workers(2)
+    gates = [threading.Event(), threading.Event()]
+    for q, gate in zip(pool._queues, gates, strict=True):  # the threads stay out of their boxes meanwhile
+        q.put((gate.wait, (), queue.SimpleQueue(), None))
+    _until(lambda: all(q.empty() for q in pool._queues))  # each thread holds its gate
+    placed: list[Any] = []
+    monkeypatch.setattr(pool._placement, "away", lambda which: placed.append(list(which)) or None)
+    try:
+        pool._boxes[0, STATE] = WAITING  # thread 1 waits for shares already
+        pool.wake(2, _Fake(built, hold=0))
+        assert placed == [[1]]
+        assert pool._boxes[:, STATE].tolist() == [WAITING, WAITING]
+        assert [q.qsize() for q in pool._queues] == [0, 1]  # for thread 2, a wait for shares
+        pool.wake(2, _Fake(built, hold=0))
+        assert placed == [[1]] and [q.qsize() for q in pool._queues] == [0, 1]  # both waiting: nothing to do
+    finally:
+        for gate in gates:
+            gate.set()
+        pool.stop_waiting()
