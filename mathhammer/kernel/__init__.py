@@ -371,13 +371,17 @@ class Workers:
         An interruption meanwhile is raised once every share is collected."""
         interrupted: BaseException | None = None
         for w, held in posted:
-            delay = 0.0
+            delay = -1.0  # (first a wait in machine code)
             while True:
                 try:
-                    if self._collected(w, held, functions, self._watch_ticks if delay == 0 else 0):
+                    if self._collected(w, held, functions):
                         break
-                    delay = min(2 * delay or _POLL_SECONDS, _POLL_MAX_SECONDS)
-                    time.sleep(delay)
+                    if delay < 0:
+                        functions.wait(self._box_at[w], self._watch_ticks)  # without the GIL
+                        delay = 0.0
+                    else:
+                        delay = min(2 * delay or _POLL_SECONDS, _POLL_MAX_SECONDS)
+                        time.sleep(delay)
                 except BaseException as e:  # noqa: BLE001 - raised below, once nothing runs on the arrays
                     interrupted = interrupted or e
         if interrupted is not None:
@@ -386,10 +390,10 @@ class Workers:
             finally:
                 del interrupted
 
-    def _collected(self, w: int, held: tuple[Any, ...], functions: handoff.Handoff, ticks: int) -> bool:
-        """Whether thread w's share ``held`` is over (taken back, or run): then its arrays are let
-        go. While the pool holds ``held`` for thread w, no other caller can post to its box, so
-        a share in the box is this one; once it holds another, this one was over before."""
+    def _collected(self, w: int, held: tuple[Any, ...], functions: handoff.Handoff) -> bool:
+        """Whether thread w's share ``held`` is over (taken back now, or run): then its arrays
+        are let go. While the pool holds ``held`` for thread w, no other caller can post to its
+        box, so a share in the box is this one; once it holds another, this one was over before."""
         at = self._box_at[w]
         with self._post_lock:
             if self._held[w] is not held:
@@ -397,7 +401,6 @@ class Workers:
             if functions.take_back(at) or functions.wait(at, 0):
                 self._held[w] = None
                 return True
-        functions.wait(at, ticks)  # its thread runs it: wait a moment without the GIL
         return False
 
 

@@ -469,10 +469,10 @@ def _read_own(path: pathlib.Path) -> bytes | None:
     return data
 
 
-def _add(ll: Any, objects: list[bytes], symbols: tuple[str, ...]) -> dict[str, int] | None:
+def _add(ll: Any, objects: list[bytes], wanted: tuple[str, ...]) -> dict[str, int] | None:
     """Load ``objects`` into an execution engine of their own (two files may define the same
     symbols: numba names a kernel by its signature) and return the addresses of those of
-    ``symbols`` they define; None when the first is missing, or numba's helpers or a symbol
+    ``wanted`` they define; None when the first is missing, or numba's helpers or a symbol
     they need cannot be found (checked first: LLVM ends the process on a symbol it cannot
     resolve)."""
     if not _define_numba_symbols(ll):
@@ -493,8 +493,8 @@ def _add(ll: Any, objects: list[bytes], symbols: tuple[str, ...]) -> dict[str, i
     for obj in objects:
         engine.add_object_file(ll.ObjectFileRef.from_data(obj))
     engine.finalize_object()
-    found = {s: int(engine.get_function_address(s)) for s in symbols if s in defined}
-    if not found.get(symbols[0]):
+    found = {s: int(engine.get_function_address(s)) for s in wanted if s in defined}
+    if not found.get(wanted[0]):
         return None
     _ENGINES.append((engine, context))
     return {s: a for s, a in found.items() if a}
