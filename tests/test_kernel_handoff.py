@@ -222,7 +222,7 @@ class _Fake:
 
 def _posted(pool: Any, fake: _Fake) -> list[tuple[int, tuple[Any, ...]]]:
     posted: list[tuple[int, tuple[Any, ...]]] = []
-    pool._post((), 2, fake, fake.flat(()), posted)
+    pool._post((), 2, fake, fake.handoff, fake.flat(()), posted)
     assert len(posted) == 1
     return posted
 

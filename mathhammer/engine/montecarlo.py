@@ -127,7 +127,7 @@ def _seed_words(pool: npt.NDArray[np.uint32], n_chunks: int) -> npt.NDArray[np.u
     """``generate_state(n_chunks, uint64)`` of a SeedSequence whose entropy pool is ``pool``
     (n_chunks at most MAX_CHUNKS)."""
     words = 2 * n_chunks
-    v = pool[np.arange(words) % pool.size].astype(np.uint32)
+    v = pool[np.arange(words) % pool.size]  # (a copy: numpy's pool is uint32)
     v ^= _HASH_BEFORE[:words]
     v *= _HASH_AFTER[:words]
     v ^= v >> np.uint32(16)

@@ -338,18 +338,17 @@ class Workers:
         own = kernel.flat((*args, 0))
         posted: list[tuple[int, tuple[Any, ...]]] = []
         try:
-            self._post(args, workers, kernel, own, posted)
+            self._post(args, workers, kernel, functions, own, posted)
             kernel.call(own)
         finally:
             self._collect(posted, functions)
 
-    def _post(self, args: tuple[Any, ...], workers: int, kernel: native.NativeKernel,
+    def _post(self, args: tuple[Any, ...], workers: int, kernel: native.NativeKernel, functions: handoff.Handoff,
               own: npt.NDArray[np.int64], posted: list[tuple[int, tuple[Any, ...]]]) -> None:
-        """Post shares 1 .. workers - 1 (``own``: share 0's flat arguments) to the threads that
-        wait, each listed in ``posted`` (and its arrays held) before it is posted, so that it is
-        collected even if this thread is interrupted right after."""
-        functions = kernel.handoff
-        assert functions is not None
+        """Post shares 1 .. workers - 1 of ``kernel`` (``functions``: its handoff; ``own``: share
+        0's flat arguments) to the threads that wait, each listed in ``posted`` (and its arrays
+        held) before it is posted, so that it is collected even if this thread is interrupted
+        right after."""
         pointer = native.data_pointer()
         for w in range(workers - 1):
             flat = own.copy()
