@@ -108,9 +108,19 @@ class Plan:
     unused: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form of the thresholds."""
-        return {"hit": self.hit, "wound": self.wound, "save": self.save, "damage": self.damage,
-                "summary": self.words}
+        """JSON form of the thresholds: a new document each call (a result's provenance is its
+        own to change, and one plan may serve many results: mathhammer.engine)."""
+        return {"hit": _copied(self.hit), "wound": _copied(self.wound), "save": _copied(self.save),
+                "damage": _copied(self.damage), "summary": self.words}
+
+
+def _copied(value: Any) -> Any:
+    """``value`` with every dict and list in it copied (JSON-like values: the rest are immutable)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,6 +87,60 @@ def test_build_once_run_many_is_the_same_as_run() -> None:
     assert a.damage.counts.tolist() == b.damage.counts.tolist()  # type: ignore[union-attr]
 
 
+def test_an_attack_run_again_is_compiled_once_and_its_results_stay_apart() -> None:
+    from mathhammer import engine
+    from mathhammer.compile import compile_matchup
+
+    attack = api.build("railgun", "knight", half_range=True)
+    first = api.run_attack(attack, method="exact")
+    # an equal matchup built again finds the same compiled tables
+    assert engine._compiled(api.build("railgun", "knight", half_range=True).matchup) is \
+        engine._compiled(attack.matchup)
+    fresh = compile_matchup(attack.matchup)  # what the cache must equal
+    kept = engine._compiled(attack.matchup)
+    assert kept.plan == fresh.plan
+    assert kept.unit is not None and fresh.unit is not None
+    for name in ("stages", "rolls", "roll_maps", "roll_flags", "params", "groups", "stage_offsets"):
+        assert getattr(kept.unit, name).tolist() == getattr(fresh.unit, name).tolist(), name
+        assert not getattr(kept.unit, name).flags.writeable, name  # shared: nothing may write to it
+    # one result's provenance is its own: changing it changes no other result's
+    first.provenance["thresholds"]["hit"]["needed"] = 99
+    first.provenance["thresholds"]["damage"]["values"].append(99)
+    second = api.run_attack(attack, method="exact")
+    assert second.provenance["thresholds"] == fresh.plan.to_dict()
+    assert second.provenance["thresholds"]["hit"]["needed"] != 99
+    assert second.damage.mean() == pytest.approx(first.damage.mean(), abs=0)
+
+
+def test_the_compiled_matchups_kept_are_the_last_few(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mathhammer import engine
+
+    monkeypatch.setattr(engine, "_COMPILED", {})
+    monkeypatch.setattr(engine, "_COMPILED_KEPT", 3)
+    attacks = [api.build(f"A{n} BS3+ S5 AP-1 D2", "T4 SV3+ W2 MODELS5") for n in range(1, 6)]
+    for attack in attacks:
+        api.run_attack(attack, method="exact")
+    assert list(engine._COMPILED) == [a.matchup for a in attacks[-3:]]
+    api.run_attack(attacks[2], method="exact")  # used again: kept longest
+    api.run_attack(attacks[0], method="exact")
+    assert list(engine._COMPILED) == [attacks[4].matchup, attacks[2].matchup, attacks[0].matchup]
+
+
+def test_a_matchup_that_cannot_be_hashed_is_compiled_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mathhammer import engine
+
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+    calls: list[object] = []
+    monkeypatch.setattr(engine, "compile_matchup", lambda m: calls.append(m) or "compiled")
+    monkeypatch.setattr(engine, "_COMPILED", {})
+    thing = Unhashable()
+    assert engine._compiled(thing) == "compiled"  # type: ignore[arg-type]
+    assert engine._compiled(thing) == "compiled"  # type: ignore[arg-type]
+    assert calls == [thing, thing] and engine._COMPILED == {}
+
+
 def test_enum_values_as_text_or_enum() -> None:
     from mathhammer.model import RerollPolicy
 
