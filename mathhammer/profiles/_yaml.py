@@ -45,7 +45,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= _SHOW_CHARS else text[:_SHOW_CHARS - 3] + "..."
 
 
-def _read_bytes(path: Path, file: str) -> bytes:
+def _read_bytes(path: Path | str, file: str) -> bytes:
     """The bytes of a regular file of at most MAX_PROFILE_BYTES; never blocks on a FIFO or device."""
     try:
         st = os.stat(path)

@@ -8,6 +8,7 @@ name or unique substring, within a faction when asked.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import time
@@ -41,6 +42,12 @@ def load_file(path: Path, label: str | None = None) -> list[Unit]:
 
 def builtin_dirs() -> list[Path]:
     """The reference profiles: the wheel's data package, or profiles/ of a source checkout."""
+    return list(_builtin_dirs())
+
+
+@functools.cache
+def _builtin_dirs() -> tuple[Path, ...]:
+    """:func:`builtin_dirs`, looked for once a process (35 us: every library loaded looks)."""
     import importlib.util  # not importlib.resources: its import costs a start-up ~7 ms
 
     try:
@@ -48,8 +55,8 @@ def builtin_dirs() -> list[Path]:
     except (ImportError, ValueError):
         spec = None
     if spec is not None and spec.submodule_search_locations:
-        return [Path(next(iter(spec.submodule_search_locations)))]
-    return [Path(__file__).resolve().parents[2] / "profiles"]  # mathhammer/profiles/library.py -> root
+        return (Path(next(iter(spec.submodule_search_locations))),)
+    return (Path(__file__).resolve().parents[2] / "profiles",)  # mathhammer/profiles/library.py -> root
 
 
 class Library:
@@ -533,7 +540,7 @@ _LAST: dict[tuple[object, ...], Index] = {}
 _SETTLED_NS = 3_000_000_000
 
 
-def _settled_signature(listed: Sequence[tuple[Path, str, os.stat_result | None]]) -> tuple[object, ...] | None:
+def _settled_signature(listed: Sequence[tuple[str, str, os.stat_result | None]]) -> tuple[object, ...] | None:
     """What identifies these files' contents without reading them (each file's path, label,
     device, inode, size, modification and change times), or None when one of them could not
     be examined or changed too recently for its times to tell (``_SETTLED_NS``), and on
@@ -549,7 +556,7 @@ def _settled_signature(listed: Sequence[tuple[Path, str, os.stat_result | None]]
     for path, label, st in listed:
         if st is None or now - max(st.st_mtime_ns, st.st_ctime_ns) < _SETTLED_NS:
             return None
-        signature.append((str(path), label, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        signature.append((path, label, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(signature)
 
 
@@ -597,14 +604,16 @@ def _check_attached(found: Sequence[tuple[Unit, str, int]], library: Library) ->
             seen.add(id(leader))
 
 
-def _library_files(extra_dirs: Sequence[Path], use_env: bool) -> list[tuple[Path, str, os.stat_result | None]]:
-    """(path, label, its os.stat or None) of every profile file to load, each folder and file once."""
-    folders = [(d, "built-in profiles") for d in builtin_dirs()]
+def _library_files(extra_dirs: Sequence[Path], use_env: bool) -> list[tuple[str, str, os.stat_result | None]]:
+    """(path, label, its os.stat or None) of every profile file to load, each folder and file once
+    (paths as text: a library loaded without a change looks at every file again, and a Path
+    costs more than the stat)."""
+    folders = [(d, "built-in profiles") for d in _builtin_dirs()]
     if use_env and os.environ.get(ENV_VAR):
         folders += [(Path(p), ENV_VAR) for p in os.environ[ENV_VAR].split(os.pathsep) if p]
     folders += [(Path(d), "--profiles") for d in extra_dirs]
     seen: set[tuple[int, int]] = set()
-    files: list[tuple[Path, str, os.stat_result | None]] = []
+    files: list[tuple[str, str, os.stat_result | None]] = []
     for n, (folder, origin) in enumerate(folders):
         try:
             st = os.stat(folder)
@@ -612,24 +621,24 @@ def _library_files(extra_dirs: Sequence[Path], use_env: bool) -> list[tuple[Path
             st = None
         if st is None or not stat.S_ISDIR(st.st_mode):
             raise ProfileError("not a folder", where=origin, value=str(folder))
-        for path in _profile_files(folder, origin) if (st.st_dev, st.st_ino) not in seen else ():
+        for name, path in _profile_files(folder, origin) if (st.st_dev, st.st_ino) not in seen else ():
             try:
                 fst = os.stat(path)
             except OSError:  # a dangling link: reading it reports the error, naming the file
                 fst = None
             if fst is None or (fst.st_dev, fst.st_ino) not in seen:
-                files.append((path, f"profiles/{path.name}" if n == 0 else str(path), fst))
+                files.append((path, f"profiles/{name}" if n == 0 else path, fst))
                 seen.add((fst.st_dev, fst.st_ino) if fst else (-1, len(files)))
         seen.add((st.st_dev, st.st_ino))
     return files
 
 
-def _profile_files(folder: Path, origin: str) -> list[Path]:
-    """``*.yaml``, ``*.yml``, then ``*.json`` (JSON is YAML) in ``folder``, each sorted, without hidden files."""
+def _profile_files(folder: Path, origin: str) -> list[tuple[str, str]]:
+    """(name, path) of ``*.yaml``, ``*.yml``, then ``*.json`` (JSON is YAML) in ``folder``, each
+    sorted by name, without hidden files."""
     try:
-        names = [e.name for e in os.scandir(folder)]
+        entries = {e.name: e.path for e in os.scandir(folder) if not e.name.startswith(".")}
     except OSError as e:
         raise ProfileError(f"cannot list the folder: {e.strerror or e}", where=origin, value=str(folder)) from None
-    visible = [name for name in names if not name.startswith(".")]
-    return [folder / name for ext in (".yaml", ".yml", ".json")
-            for name in sorted(n for n in visible if n.endswith(ext))]
+    return [(name, entries[name]) for ext in (".yaml", ".yml", ".json")
+            for name in sorted(n for n in entries if n.endswith(ext))]
