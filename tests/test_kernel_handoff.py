@@ -16,7 +16,21 @@ import pytest
 
 from mathhammer import kernel
 from mathhammer.kernel import handoff
-from mathhammer.kernel.handoff import ASLEEP, BOX, CALL, FLAT, GO, LINGER, RESULT, RUNNING, SHARES, STATE, WAITING
+from mathhammer.kernel.handoff import (
+    ASLEEP,
+    BOX,
+    CALL,
+    DOZING,
+    FLAT,
+    GO,
+    LINGER,
+    POSTING,
+    RESULT,
+    RUNNING,
+    SHARES,
+    STATE,
+    WAITING,
+)
 
 pytestmark = pytest.mark.skipif(not handoff.supported_triple(platform.machine()),
                                 reason="the handoff functions are generated for x86-64 only")
@@ -37,6 +51,7 @@ class Built:
 
         ll.initialize_native_target()
         ll.initialize_native_asmprinter()
+        ll.initialize_native_asmparser()  # (the futex call is inline assembly)
         module = ir.Module(name="handoff_test")
         module.triple = ll.get_default_triple()
         handoff.add_functions(module)
@@ -132,10 +147,12 @@ def test_a_share_its_thread_has_not_started_is_taken_back_and_never_runs(built: 
     assert built.functions.take_back(box.ctypes.data) == 1
     assert box[STATE] == WAITING
     assert built.functions.take_back(box.ctypes.data) == 0  # nothing posted any more
-    thread, returned = _serving(built, box)  # it comes now: nothing to run, and it sleeps after its linger
-    thread.join(FOREVER)
-    assert returned == [1] and box[STATE] == ASLEEP
+    thread, returned = _serving(built, box)  # it comes now: nothing to run, and it dozes after its linger
+    _until(lambda: box[STATE] == DOZING)
     assert flat[CALLS] == 0 and box[SHARES] == 0
+    assert built.functions.stop(box.ctypes.data) == 1
+    thread.join(FOREVER)
+    assert returned == [0] and box[STATE] == ASLEEP and flat[CALLS] == 0
 
 
 def test_collect_waits_for_a_share_that_is_running(built: Built) -> None:
@@ -155,14 +172,43 @@ def test_collect_waits_for_a_share_that_is_running(built: Built) -> None:
     thread.join(FOREVER)
 
 
-def test_a_thread_goes_back_to_sleep_after_its_linger(built: Built) -> None:
+def _cpu_seconds(thread: threading.Thread) -> float:
+    """The CPU time a thread of this process has run (Linux: /proc)."""
+    with open(f"/proc/self/task/{thread.native_id}/schedstat") as f:
+        return int(f.read().split()[0]) / 1e9
+
+
+def test_a_thread_dozes_after_its_linger_until_a_share_or_a_rouse_wakes_it(built: Built) -> None:
+    """After its linger the thread sleeps in its wait (it uses no CPU), still there: a share
+    posted to it wakes it and runs, as a rouse wakes it to wait again; stop ends its wait."""
     box = _box(built, linger=0.002)
     thread, returned = _serving(built, box)
+    _until(lambda: box[STATE] == DOZING)
+    before = _cpu_seconds(thread)
+    time.sleep(0.2)
+    assert _cpu_seconds(thread) - before < 0.05, "a dozing thread spins"  # (spinning: 0.2 s)
+    assert thread.is_alive() and box[SHARES] == 0
+    flat = np.array([0, 0, 5], dtype=np.int64)
+    assert built.functions.post(box.ctypes.data, built.entry, flat.ctypes.data) == 1  # it wakes and runs it
+    _until(lambda: box[SHARES] == 1)
+    _collect(built, box)
+    assert flat[CALLS] == 1 and box[RESULT] == 5
+    _until(lambda: box[STATE] == DOZING)  # dozes again after its linger
+    assert built.functions.rouse(box.ctypes.data) == 1
+    assert box[STATE] in (WAITING, DOZING)  # roused: waits (and dozes again 2 ms later)
+    assert _cpu_seconds(thread) - before < 0.1
+    _until(lambda: box[STATE] == DOZING)
+    assert built.functions.stop(box.ctypes.data) == 1
     thread.join(FOREVER)
-    assert not thread.is_alive()
-    assert returned == [1] and box[STATE] == ASLEEP and box[SHARES] == 0
-    flat = np.zeros(3, dtype=np.int64)
-    assert built.functions.post(box.ctypes.data, built.entry, flat.ctypes.data) == 0  # asleep: nothing posted
+    assert returned == [0] and box[STATE] == ASLEEP and flat[CALLS] == 1
+
+
+@pytest.mark.parametrize("state", [WAITING, GO, RUNNING, ASLEEP, POSTING])
+def test_only_a_dozing_thread_is_roused(built: Built, state: int) -> None:
+    box = _box(built, state)
+    assert built.functions.rouse(box.ctypes.data) == 0 and box[STATE] == state
+    box[STATE] = DOZING  # (no thread: the wake finds none to wake)
+    assert built.functions.rouse(box.ctypes.data) == 1 and box[STATE] == WAITING
 
 
 @pytest.mark.parametrize("state", [ASLEEP, RUNNING])
@@ -309,3 +355,29 @@ def test_wake_places_and_wakes_only_the_threads_asleep(built: Built, monkeypatch
         for gate in gates:
             gate.set()
         pool.stop_waiting()
+
+
+def test_wake_rouses_the_threads_that_doze_placed_and_given_their_cpus_back(built: Built,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread dozing in its wait is roused where it is (nothing through its queue: it runs no
+    Python), placed off this thread's CPU for the wake and given its whole set back after."""
+    monkeypatch.setattr(kernel, "_LINGER_SECONDS", 0.001)
+    pool = kernel.Workers(2)
+    try:
+        pool.wake(2, _Fake(built, hold=0))
+        _until(lambda: (pool._boxes[:, STATE] == DOZING).all())
+        calls: list[Any] = []
+        monkeypatch.setattr(pool._placement, "away", lambda which: calls.append(("away", list(which))) or {0})
+        monkeypatch.setattr(pool._placement, "restore", lambda which, cpus: calls.append(("restore", list(which), cpus)))
+        pool.wake(2, _Fake(built, hold=0))
+        assert calls == [("away", [0, 1]), ("restore", [0, 1], {0})]
+        assert set(pool._boxes[:, STATE].tolist()) <= {WAITING, DOZING}
+        assert [q.qsize() for q in pool._queues] == [0, 0]
+        posted = _posted(pool, _Fake(built, hold=0))  # a share goes to the roused (or dozing again) thread
+        flat = posted[0][1][1]
+        _until(lambda: flat[CALLS] == 1)
+        pool._collect(posted, built.functions)
+        assert pool._held == [None, None]
+    finally:
+        pool.stop_waiting()
+    assert pool._boxes[:, STATE].tolist() == [ASLEEP, ASLEEP]

@@ -644,14 +644,17 @@ def _handed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[native.Nat
 
 
 def _asleep(pool: Any) -> None:
-    """Wait (a few milliseconds: a thread sleeps half a millisecond after its last share) until
-    every thread of ``pool`` sleeps."""
+    """Wait (a few milliseconds: a thread spins half a millisecond after its last share) until
+    every thread of ``pool`` dozes in its wait (or never entered it), then stop the waits: each
+    thread is then out of its wait (ASLEEP)."""
     from mathhammer.kernel import handoff
 
     deadline = time.monotonic() + 30
-    while (pool._boxes[:, handoff.STATE] != handoff.ASLEEP).any():
+    while not np.isin(pool._boxes[:, handoff.STATE], (handoff.DOZING, handoff.ASLEEP)).all():
         assert time.monotonic() < deadline, pool._boxes[:, :6]
         time.sleep(0.001)
+    pool.stop_waiting()
+    assert (pool._boxes[:, handoff.STATE] == handoff.ASLEEP).all(), pool._boxes[:, :6]
 
 
 @pytest.mark.skipif(not _X86_64, reason="the handoff functions exist on x86-64 only")
@@ -659,7 +662,7 @@ def test_a_waiting_thread_runs_a_share_and_the_counts_are_one_threads(tmp_path: 
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Calls on two threads through the boxes: the other thread runs shares (its row filled),
     the rows add up to what one thread counts alone, nothing of a call is held once it
-    returned, and the thread goes back to sleep after its linger."""
+    returned, and the thread dozes after its linger."""
     from mathhammer.kernel import handoff
 
     loaded, args = _handed(tmp_path, monkeypatch)
@@ -676,7 +679,7 @@ def test_a_waiting_thread_runs_a_share_and_the_counts_are_one_threads(tmp_path: 
         assert claims[1] == n and pool._held == [None]
         rows = again[kernel._ARG_OUT_DAMAGE]
         assert np.array_equal(rows.sum(axis=0), alone[kernel._ARG_OUT_DAMAGE][0])
-        assert pool._boxes[0, handoff.STATE] in (handoff.WAITING, handoff.ASLEEP)
+        assert pool._boxes[0, handoff.STATE] in (handoff.WAITING, handoff.DOZING, handoff.ASLEEP)
         if rows[1].any():
             break
     assert pool._boxes[0, handoff.SHARES] >= 1 and rows[1].any(), f"no share ran in {calls} calls"
@@ -735,7 +738,7 @@ def test_an_error_in_the_calling_threads_share_still_collects_the_other(tmp_path
     claims = kernel.shapes.new_claims()
     with pytest.raises(KeyboardInterrupt):
         pool.run((*args, claims), 2, loaded)
-    assert pool._boxes[0, handoff.STATE] in (handoff.WAITING, handoff.ASLEEP) and pool._held == [None]
+    assert pool._boxes[0, handoff.STATE] in (handoff.WAITING, handoff.DOZING, handoff.ASLEEP) and pool._held == [None]
     n = args[kernel._ARG_STREAMS].shape[0]
     assert claims[1] in (0, n)  # taken back before it started, or run to the end
     monkeypatch.setattr(loaded, "call", real_call)
@@ -764,7 +767,7 @@ def test_an_interruption_right_after_a_post_still_collects_the_share(tmp_path: P
     with pytest.raises(KeyboardInterrupt):
         pool.run((*args, claims), 2, loaded)
     assert pool._held == [None]
-    assert pool._boxes[0, handoff.STATE] in (handoff.WAITING, handoff.ASLEEP)
+    assert pool._boxes[0, handoff.STATE] in (handoff.WAITING, handoff.DOZING, handoff.ASLEEP)
     monkeypatch.setattr(functions, "post", real_post)
     _asleep(pool)
 
@@ -796,21 +799,35 @@ def test_a_refused_post_holds_nothing(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_a_process_ends_cleanly_with_a_thread_still_waiting_for_shares(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A script that ends right after a run on two threads, its other thread still waiting for a
-    share (here for 50 ms), exits normally: that thread is stopped at exit, and the machine code
-    it runs stays mapped while the interpreter shuts down (it crashed, exit -11, every time)."""
+    share (here for 50 ms) or dozing in its wait, exits normally: that thread is stopped at exit,
+    and the machine code it runs stays mapped while the interpreter shuts down (it crashed, exit
+    -11, every time)."""
+    from mathhammer.kernel import handoff
+
     _kept(tmp_path, monkeypatch)  # the native file the run below loads
     weapons, target, stages = CASES["fast path, no breakdown"]
-    code = textwrap.dedent(f"""
-        from mathhammer import api, kernel
-        kernel._LINGER_SECONDS = 0.05
-        api.run({weapons!r}, {target!r}, trials=3_000, seed=11, threads=2, stages={stages!r})
-        print(kernel._WORKERS[0]._functions is not None)
-    """)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    for _ in range(3):
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-        assert r.returncode == 0, r.stderr[-2000:]
-        assert r.stdout.strip() == "True"  # the run took the handoff path
+    for linger, then in ((0.05, ""), (0.001, "dozing")):  # still spinning; asleep in its wait (dozing)
+        code = textwrap.dedent(f"""
+            import time
+            from mathhammer import api, kernel
+            from mathhammer.kernel import handoff
+            kernel._LINGER_SECONDS = {linger!r}
+            api.run({weapons!r}, {target!r}, trials=3_000, seed=11, threads=2, stages={stages!r})
+            pool = kernel._WORKERS[0]
+            print(pool._functions is not None)
+            deadline = time.monotonic() + 30
+            while {then!r} and pool._boxes[0, handoff.STATE] != handoff.DOZING and time.monotonic() < deadline:
+                time.sleep(0.001)
+            print(int(pool._boxes[0, handoff.STATE]))
+        """)
+        for _ in range(3):
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+            assert r.returncode == 0, r.stderr[-2000:]
+            took, state = r.stdout.split()
+            assert took == "True"  # the run took the handoff path
+            if then:
+                assert int(state) == handoff.DOZING
 
 
 def test_files_unused_for_a_month_are_removed_when_one_is_written(tmp_path: Path,

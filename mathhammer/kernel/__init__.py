@@ -221,8 +221,9 @@ class Workers:
 
     A kernel from the native cache with the functions of :mod:`.handoff` (x86-64) is handed
     to threads that are already awake: :meth:`wake` has each thread wait in machine code,
-    without the GIL, for shares posted to its box, for half a millisecond after its last one; the
-    calling thread posts them, runs its own share and takes back a share its thread has not
+    without the GIL, for shares posted to its box, spinning for half a millisecond after its last
+    one, then dozing there (asleep in the kernel) until a later run rouses it; the calling thread
+    posts them, runs its own share and takes back a share its thread has not
     started, or waits for it to end. Otherwise (numba's kernels) a share goes through the
     thread's queue, and when the calling thread's share ends with every chunk finished (the
     kernel says so), or the count of finished chunks reaches them all while it watches
@@ -273,8 +274,10 @@ class Workers:
 
     def wake(self, count: int, kernel: Any) -> None:
         """Have threads 1 .. ``count`` wait for shares of ``kernel`` (when it can hand them over:
-        a native kernel with :mod:`.handoff`'s functions), waking those asleep; a run calls this
-        before its first kernel call, so that they wake while it gets ready."""
+        a native kernel with :mod:`.handoff`'s functions), rousing those that doze in their wait
+        (no GIL needed) and waking those asleep (out of it: a thread's first run, through its
+        queue); a run calls this before its first kernel call, so that they wake while it gets
+        ready."""
         functions = getattr(kernel, "handoff", None)
         count = min(count, self.size)
         if functions is None or count <= 0:
@@ -283,10 +286,17 @@ class Workers:
             self._functions = functions
             rate = functions.ticks_per_second()
             self._watch_ticks = max(1, int(rate * _COLLECT_SECONDS))
-            asleep = [w for w in range(count) if self._boxes[w, handoff.STATE] == handoff.ASLEEP]
-            if not asleep:
+            states = self._boxes[:count, handoff.STATE].tolist()
+            dozing = [w for w, state in enumerate(states) if state == handoff.DOZING]
+            asleep = [w for w, state in enumerate(states) if state == handoff.ASLEEP]
+            if not dozing and not asleep:
                 return
-            cpus = self._placement.away(asleep)
+            cpus = self._placement.away(dozing + asleep)
+            for w in dozing:
+                functions.rouse(self._box_at[w])
+            # a roused thread wakes where the kernel put it as it roused it: it takes its whole set
+            # back now (it runs no Python to do so itself)
+            self._placement.restore(dozing, cpus)
             for w in asleep:  # each thread is out of serve: only this writes its box now
                 self._boxes[w, handoff.LINGER] = max(1, int(rate * _LINGER_SECONDS))
                 self._boxes[w, handoff.STATE] = handoff.WAITING
@@ -355,11 +365,11 @@ class Workers:
             flat[-1] = w + 1
             held = (args, flat)
             with self._post_lock:
-                if self._boxes[w, handoff.STATE] != handoff.WAITING:  # busy with another call's share, or asleep
+                if self._boxes[w, handoff.STATE] not in _POSTABLE:  # busy with another call's share, or asleep
                     continue
                 self._held[w] = held  # (the box says the share held before is over)
                 posted.append((w, held))
-                if not functions.post(self._box_at[w], kernel.address, pointer(flat)):  # it went to sleep just now
+                if not functions.post(self._box_at[w], kernel.address, pointer(flat)):  # busy just now
                     posted.pop()
                     self._held[w] = None
 
@@ -403,7 +413,9 @@ class Workers:
         return False
 
 
-#: How long a thread that ran a share waits for the next before it sleeps (mathhammer.kernel.handoff):
+#: The states of a box a share can be posted to (a dozing thread is woken by the post).
+_POSTABLE = (handoff.WAITING, handoff.DOZING)
+#: How long a thread that ran a share waits for the next before it dozes (mathhammer.kernel.handoff):
 #: the next batch of a run comes within microseconds, the next run of a script within a quarter of
 #: a millisecond (and a run wakes its threads before its first kernel call anyway).
 _LINGER_SECONDS = 0.0005

@@ -6,40 +6,48 @@ for the Python of its share: on a run of 1e5 trials (about 0.4 ms a thread) that
 of what the second core could do. So a kernel thread that has a share to expect does not
 sleep: it waits in machine code of its own (no GIL), watching a small block of memory, its
 *box*, and runs the share the moment the calling thread posts it there, as OpenMP runtimes
-keep their threads spinning for a while after each parallel region. It waits at most
-``linger`` (half a millisecond) after its last share, then goes back to sleep until woken again,
-so an idle process burns nothing.
+keep their threads spinning for a while after each parallel region. It spins at most
+``linger`` (half a millisecond) after its last share, then *dozes*: it sleeps in the kernel
+(a futex on its box, Linux), still in that machine code, until a run rouses it or posts it a
+share. So an idle process burns nothing, and waking a thread never needs the GIL: a run that
+comes a few milliseconds after the last one (a script building its next attack) rouses its
+threads before its first kernel call, and they are spinning again by its second.
 
 The functions are generated here as LLVM IR (with llvmlite's IR builder: no LLVM is loaded for
 that) and kept in each native kernel file beside its entry point (:mod:`.native`), so a warm
-run loads them with the kernel and never builds them; they exist on x86-64 only (they read the
-time stamp counter and wait with ``pause``). Each is called through ctypes, which releases the
-GIL for the call:
+run loads them with the kernel and never builds them; they exist on x86-64 Linux only (they
+read the time stamp counter, wait with ``pause`` and make the futex system call; native files
+exist on Linux alone). Each is called through ctypes, which releases the GIL for the call:
 
 ``serve(box)``
     The thread's wait: while the box says ``WAITING``, wait; when it says ``GO``, take the
     share (``RUNNING``), call ``box[CALL](box[FLAT])`` (a kernel's entry point with its flat
-    arguments), then say ``WAITING`` again, and wait for the next; return when the box says
-    ``STOP`` or ``linger`` ticks passed since the last share (the box then says ``ASLEEP``), or
-    at once when it says anything a waiting thread never sees (a box not set up for it).
+    arguments), then say ``WAITING`` again, and wait for the next; once ``linger`` ticks
+    passed since the last share, say ``DOZING`` and sleep until the box says anything else,
+    then wait again. Returns 0 when the box says ``STOP`` (the box then says ``ASLEEP``), or
+    2 at once when it says anything a waiting thread never sees (a box not set up for it).
 ``post(box, call, flat)``
-    Give a waiting thread a share; false when the thread was not waiting (busy, or asleep).
-    The box says ``POSTING`` while the share is written into it, so no other thread can post
-    over it, nor the thread take half of it.
+    Give a waiting or dozing thread a share (waking a dozing one); false when the thread was
+    busy, or not in ``serve``. The box says ``POSTING`` while the share is written into it,
+    so no other thread can post over it, nor the thread take half of it.
+``rouse(box)``
+    Wake a dozing thread to wait for shares; false when it was not dozing.
 ``take_back(box)``
     Take a posted share back if its thread has not started it (so nothing can run it after the
     call returns); false when it was not waiting to be started.
 ``wait(box, ticks)``
     Wait until the box's share is no longer running, at most ``ticks``; false when it still is.
 ``stop(box)``
-    Ask a waiting thread to return now (at exit).
+    Ask a waiting or dozing thread to return now (at exit).
 ``ticks()``
     The time stamp counter.
 
 Every change of state is an atomic compare-and-swap or store with acquire and release order:
 what the calling thread wrote before posting (the flat arguments) is what the thread reads,
 and what the thread wrote in the share (its histogram row) is what the calling thread reads
-once ``wait`` returned true.
+once ``wait`` returned true. The futex word is the low half of the state field (x86-64 is
+little-endian, and every state fits in it): a thread dozes only while the state still says
+``DOZING`` when the kernel looks, and whoever changes it from ``DOZING`` wakes the thread after.
 """
 
 from __future__ import annotations
@@ -49,11 +57,12 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["ASLEEP", "BOX", "FUNCTIONS", "GO", "POSTING", "RUNNING", "STOP", "WAITING", "Handoff",
+__all__ = ["ASLEEP", "BOX", "DOZING", "FUNCTIONS", "GO", "POSTING", "RUNNING", "STOP", "WAITING", "Handoff",
            "add_functions", "supported_triple"]
 
-#: States of a box (its first field).
-WAITING, GO, RUNNING, STOP, ASLEEP, POSTING = 0, 1, 2, 3, 4, 5
+#: States of a box (its first field). ASLEEP: its thread is not in serve (never was, or stopped);
+#: DOZING: it sleeps in serve until roused.
+WAITING, GO, RUNNING, STOP, ASLEEP, POSTING, DOZING = 0, 1, 2, 3, 4, 5, 6
 #: Fields of a box: state, the entry point to call, the address of its flat arguments, ticks to
 #: wait after a share, the entry point's result, shares run (for tests and diagnostics).
 STATE, CALL, FLAT, LINGER, RESULT, SHARES = 0, 1, 2, 3, 4, 5
@@ -61,12 +70,17 @@ STATE, CALL, FLAT, LINGER, RESULT, SHARES = 0, 1, 2, 3, 4, 5
 BOX = 16
 
 #: The functions each native file carries on x86-64 (:func:`add_functions`).
-FUNCTIONS = ("mathhammer_serve", "mathhammer_post", "mathhammer_take_back", "mathhammer_wait", "mathhammer_stop",
-             "mathhammer_ticks")
+FUNCTIONS = ("mathhammer_serve", "mathhammer_post", "mathhammer_rouse", "mathhammer_take_back", "mathhammer_wait",
+             "mathhammer_stop", "mathhammer_ticks")
+
+#: Linux x86-64's futex system call and the operations used (on this process's memory only).
+_SYS_FUTEX = 202
+_FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 0 | 128, 1 | 128
 
 
 def supported_triple(triple: str) -> bool:
-    """Whether :func:`add_functions` can generate the functions for this target triple."""
+    """Whether :func:`add_functions` can generate the functions for this target triple (or
+    machine name): x86-64 (on Linux: the only system native files exist on)."""
     return triple.split("-", 1)[0] in ("x86_64", "amd64")
 
 
@@ -91,6 +105,18 @@ def add_functions(module: Any) -> None:
     def state(b: Any, box: Any) -> Any:
         return b.load_atomic(field(b, box, STATE), "acquire", 8)
 
+    futex_type = ir.FunctionType(i64, [i64, p64, i64, i64, i64])
+
+    def futex(b: Any, box: Any, op: int, value: int) -> Any:
+        """futex(&box[STATE], op, value, no timeout): the system call, made directly."""
+        return b.asm(futex_type, "syscall", "={rax},{rax},{rdi},{rsi},{rdx},{r10},~{rcx},~{r11},~{memory}",
+                     [const(_SYS_FUTEX), field(b, box, STATE), const(op), const(value), const(0)], True)
+
+    def write_share(b: Any, box: Any, call: Any, flat: Any) -> None:
+        b.store(call, field(b, box, CALL))
+        b.store(flat, field(b, box, FLAT))
+        b.store_atomic(const(GO), field(b, box, STATE), "release", 8)
+
     def function(name: str, args: list[Any], blocks: list[str]) -> tuple[Any, list[Any]]:
         fn = ir.Function(module, ir.FunctionType(i64, args), name=name)
         return fn, [fn.append_basic_block(b) for b in blocks]
@@ -99,20 +125,43 @@ def add_functions(module: Any) -> None:
     b = ir.IRBuilder(entry)
     b.ret(b.call(counter, []))
 
-    fn, (entry, write, refused) = function("mathhammer_post", [p64, i64, i64], ["entry", "write", "refused"])
+    fn, blocks = function("mathhammer_post", [p64, i64, i64], ["entry", "write", "dozing", "wake", "refused"])
+    entry, write, dozing, wake, refused = blocks
+    box, call, flat = fn.args
     b = ir.IRBuilder(entry)
-    box = fn.args[0]
-    b.cbranch(swap(b, box, WAITING, POSTING), write, refused)
+    b.cbranch(swap(b, box, WAITING, POSTING), write, dozing)
     b = ir.IRBuilder(write)
-    b.store(fn.args[1], field(b, box, CALL))
-    b.store(fn.args[2], field(b, box, FLAT))
-    b.store_atomic(const(GO), field(b, box, STATE), "release", 8)
+    write_share(b, box, call, flat)
+    b.ret(const(1))
+    b = ir.IRBuilder(dozing)
+    b.cbranch(swap(b, box, DOZING, POSTING), wake, refused)
+    b = ir.IRBuilder(wake)
+    write_share(b, box, call, flat)
+    futex(b, box, _FUTEX_WAKE_PRIVATE, 1)
     b.ret(const(1))
     ir.IRBuilder(refused).ret(const(0))
 
-    fn, (entry,) = function("mathhammer_stop", [p64], ["entry"])
+    fn, (entry, wake, other) = function("mathhammer_rouse", [p64], ["entry", "wake", "other"])
+    box = fn.args[0]
     b = ir.IRBuilder(entry)
-    b.ret(b.zext(swap(b, fn.args[0], WAITING, STOP), i64))
+    b.cbranch(swap(b, box, DOZING, WAITING), wake, other)
+    b = ir.IRBuilder(wake)
+    futex(b, box, _FUTEX_WAKE_PRIVATE, 1)
+    b.ret(const(1))
+    ir.IRBuilder(other).ret(const(0))
+
+    fn, (entry, dozing, wake, other, done) = function("mathhammer_stop", [p64], ["entry", "dozing", "wake", "other",
+                                                                                 "done"])
+    box = fn.args[0]
+    b = ir.IRBuilder(entry)
+    b.cbranch(swap(b, box, WAITING, STOP), done, dozing)
+    b = ir.IRBuilder(dozing)
+    b.cbranch(swap(b, box, DOZING, STOP), wake, other)
+    b = ir.IRBuilder(wake)
+    futex(b, box, _FUTEX_WAKE_PRIVATE, 1)
+    b.ret(const(1))
+    ir.IRBuilder(other).ret(const(0))
+    ir.IRBuilder(done).ret(const(1))
 
     fn, (entry,) = function("mathhammer_take_back", [p64], ["entry"])
     b = ir.IRBuilder(entry)
@@ -133,8 +182,9 @@ def add_functions(module: Any) -> None:
     ir.IRBuilder(late).ret(const(0))
 
     fn, blocks = function("mathhammer_serve", [p64],
-                          ["entry", "loop", "take", "run", "other", "stop", "idle", "wait", "late", "asleep", "lost"])
-    entry, loop, take, run, other, stop, idle, wait, late, asleep, lost = blocks
+                          ["entry", "loop", "take", "run", "other", "stop", "idle", "wait", "late", "doze", "roused",
+                           "lost"])
+    entry, loop, take, run, other, stop, idle, wait, late, doze, roused, lost = blocks
     box = fn.args[0]
     b = ir.IRBuilder(entry)
     deadline = b.alloca(i64)
@@ -168,8 +218,13 @@ def add_functions(module: Any) -> None:
     b.call(pause, [])
     b.cbranch(b.icmp_signed(">", b.call(counter, []), b.load(deadline)), late, loop)
     b = ir.IRBuilder(late)
-    b.cbranch(swap(b, box, WAITING, ASLEEP), asleep, loop)  # (or a share arrived just now)
-    ir.IRBuilder(asleep).ret(const(1))
+    b.cbranch(swap(b, box, WAITING, DOZING), doze, loop)  # (or a share arrived just now)
+    b = ir.IRBuilder(doze)  # sleeps while the box says DOZING (returns at once if it no longer does)
+    futex(b, box, _FUTEX_WAIT_PRIVATE, DOZING)
+    b.cbranch(b.icmp_signed("==", state(b, box), const(DOZING)), doze, roused)
+    b = ir.IRBuilder(roused)
+    b.store(b.add(b.call(counter, []), b.load(field(b, box, LINGER))), deadline)
+    b.branch(loop)
 
 
 _ADDRESS = ctypes.c_void_p
@@ -186,6 +241,7 @@ class Handoff:
     def __init__(self, addresses: dict[str, int], keep: object = None) -> None:
         self.serve = ctypes.CFUNCTYPE(_I64, _ADDRESS)(addresses["mathhammer_serve"])
         self.post = ctypes.CFUNCTYPE(_I64, _ADDRESS, _I64, _I64)(addresses["mathhammer_post"])
+        self.rouse = ctypes.CFUNCTYPE(_I64, _ADDRESS)(addresses["mathhammer_rouse"])
         self.take_back = ctypes.CFUNCTYPE(_I64, _ADDRESS)(addresses["mathhammer_take_back"])
         self.wait = ctypes.CFUNCTYPE(_I64, _ADDRESS, _I64)(addresses["mathhammer_wait"])
         self.stop = ctypes.CFUNCTYPE(_I64, _ADDRESS)(addresses["mathhammer_stop"])

@@ -61,7 +61,7 @@ __all__ = ["NativeKernel", "data_pointer", "defined_symbols", "directory", "kern
            "private_temp_dir", "save", "sources_digest", "supported", "undefined_symbols"]
 
 #: First line of a native cache file; a new format gets a new line.
-_MAGIC = b"mathhammer-native 3\n"
+_MAGIC = b"mathhammer-native 4\n"
 _SUFFIX = ".native"
 #: The entry point each file adds: ``int64 mathhammer_entry(int64 *flat)`` calls the kernel's C
 #: wrapper with the flat arguments ``flat[0 .. width - 1]``. On x86-64 the file carries the
@@ -535,11 +535,13 @@ _DEFINED: list[bool] = []
 
 
 def _llvm() -> Any:
-    """llvmlite's binding layer, with the native target set up."""
+    """llvmlite's binding layer, with the native target set up (its assembly parser too: the
+    handoff functions make a system call in inline assembly)."""
     import llvmlite.binding as ll
 
     ll.initialize_native_target()
     ll.initialize_native_asmprinter()
+    ll.initialize_native_asmparser()
     return ll
 
 

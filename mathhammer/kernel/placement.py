@@ -105,3 +105,16 @@ class Placement:
                         pass
                 return None
         return allowed
+
+    def restore(self, which: Sequence[int], cpus: frozenset[int] | None) -> None:
+        """Give threads ``which`` (their positions) the set ``cpus`` back, from another thread: what
+        :func:`release` does for a thread that runs no Python once awake (None: none was placed).
+        A refusal turns placement off for good, as in :meth:`away`."""
+        if cpus is None or not which:
+            return
+        with self._lock:
+            for w in which:
+                try:
+                    os.sched_setaffinity(self._ids[w], cpus)
+                except OSError:
+                    self._enabled = False
