@@ -687,6 +687,40 @@ def test_a_waiting_thread_runs_a_share_and_the_counts_are_one_threads(tmp_path: 
 
 
 @pytest.mark.skipif(not _X86_64, reason="the handoff functions exist on x86-64 only")
+def test_a_share_through_the_queue_reaches_a_thread_dozing_in_its_wait(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A share handed through the thread's queue (a numba kernel's: a compiling run) after native
+    runs left the thread dozing in its wait: the thread leaves its wait and runs it (a dozing
+    thread never reads its queue: such a run waited for ever)."""
+    from mathhammer.kernel import handoff
+
+    monkeypatch.setattr(kernel, "_LINGER_SECONDS", 0.001)
+    loaded, args = _handed(tmp_path, monkeypatch)
+    pool = kernel.Workers(1)
+    pool.run((*args, kernel.shapes.new_claims()), 2, loaded)
+    deadline = time.monotonic() + 30
+    while pool._boxes[0, handoff.STATE] != handoff.DOZING:
+        assert time.monotonic() < deadline, pool._boxes[:, :6]
+        time.sleep(0.001)
+    rows: list[int] = []
+
+    def share(*a: Any) -> int:  # this thread's share finishes no chunk: the call waits for the other
+        rows.append(a[-1])
+        return 0
+
+    queued = [None] * 10
+    queued[kernel._ARG_STREAMS] = np.zeros((2, 2), dtype=np.uint64)
+    call = threading.Thread(target=pool.run, args=((*queued, None), 2, share), daemon=True)
+    call.start()
+    call.join(30)
+    try:
+        assert not call.is_alive(), "the share through the queue never ran"
+        assert sorted(rows) == [0, 1] and pool._boxes[0, handoff.STATE] == handoff.ASLEEP
+    finally:
+        pool.stop_waiting()
+
+
+@pytest.mark.skipif(not _X86_64, reason="the handoff functions exist on x86-64 only")
 def test_a_share_whose_thread_is_busy_is_taken_back_and_holds_nothing(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A thread busy elsewhere when a call posts its share: the calling thread runs every chunk,

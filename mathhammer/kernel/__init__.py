@@ -302,6 +302,20 @@ class Workers:
                 self._boxes[w, handoff.STATE] = handoff.WAITING
                 self._queues[w].put((functions.wait_for_shares, (self._box_at[w],), None, cpus))
 
+    def _leave_waits(self, count: int) -> None:
+        """Have threads 1 .. ``count`` leave their wait for handed shares, for a share through
+        their queues (a numba kernel's: a first, compiling run after runs of native kernels): a
+        thread in its wait, dozing there too, never reads its queue. A thread busy with another
+        caller's share stays in its wait; the calling thread then runs every chunk itself, and
+        the queued share, finding none left, runs when that thread is next stopped (at the
+        latest at exit)."""
+        functions = self._functions
+        if functions is None:
+            return
+        with self._post_lock:
+            for w in range(min(count, self.size)):
+                functions.stop(self._box_at[w])
+
     def stop_waiting(self) -> None:
         """Have the threads that wait for shares return to sleep now (at exit: run once the
         interpreter starts to shut down, so that no thread spins while it does)."""
@@ -323,6 +337,7 @@ class Workers:
         if getattr(kernel, "handoff", None) is not None:
             self._run_handed(args, workers, kernel)
             return
+        self._leave_waits(workers - 1)
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
         cpus = self._placement.away(workers - 1)  # else Linux may wake them on this thread's CPU
         for w in range(1, workers):
