@@ -11,7 +11,8 @@ wall time of short runs (1e5 trials) on 1 and 2 threads, whole library calls and
 calls, beside the most two threads could give those whole calls and what this host gave two
 threads on a loop of the same length with nothing shared, handed out as the kernel's chunks
 are (a shared virtual machine's second core often wakes late or runs slow: read the kernel's
-ratio against that one).
+ratio against that one). Last, the same for public calls (``mathhammer.run_attack`` of an
+attack built once, and ``mathhammer.run``) against finite targets, with and without stages.
 """
 
 from __future__ import annotations
@@ -209,6 +210,65 @@ def small_runs(trials: int, calls: int, rounds: int = 5) -> None:
         kernel.simulate_chunks = real
 
 
+def api_runs(trials: int, calls: int, rounds: int = 5) -> None:
+    """What a script sees: whole public calls (``mathhammer.run_attack`` of an attack built once,
+    as docs/api.md's "Build once, run many"; ``mathhammer.run``, which builds it each call, the
+    profiles looked at again each time) of ``trials`` trials on 1 and 2 threads, alternating,
+    with and without the stage breakdown; the median over ``rounds`` of each round's median of
+    ``calls`` calls, and the same for their kernel calls."""
+    import mathhammer
+
+    print(f"public calls of {trials:,} trials, median wall time ({rounds} rounds of {calls}), 1 thread, 2 threads:"
+          " whole calls | their kernel calls")
+    real = kernel.simulate_chunks
+    in_kernel = [0.0]
+
+    def timed_kernel(*a, **kw):
+        start = time.perf_counter()
+        real(*a, **kw)
+        in_kernel[0] += time.perf_counter() - start
+
+    cases = (("reference vs 10x T4 SV3+ W2", "A10 BS3+ S5 AP-1 D2 [SUSTAINED HITS 1]", "10x T4 SV3+ W2",
+              {"reroll_hits": "ones"}),
+             ("railgun vs knight", "railgun", "knight", {}))
+    kernel.simulate_chunks = timed_kernel
+    try:
+        for label, weapon, target, options in cases:
+            attack = mathhammer.build(weapon, target, **options)
+            for how in ("run_attack", "run"):
+                for stages in (True, False):
+                    def call(threads: int, how: str = how, weapon: str = weapon, target: str = target,
+                             stages: bool = stages, options: dict = options, attack: object = attack) -> None:
+                        if how == "run":
+                            mathhammer.run(weapon, target, trials=trials, seed=1, threads=threads, stages=stages,
+                                           **options)
+                        else:
+                            mathhammer.run_attack(attack, trials=trials, seed=1, threads=threads, stages=stages)
+
+                    medians: dict[int, list[float]] = {1: [], 2: []}
+                    kernel_medians: dict[int, list[float]] = {1: [], 2: []}
+                    for threads in (1, 2):
+                        call(threads)
+                    for _ in range(rounds):
+                        for threads in (1, 2):
+                            walls, kernels = [], []
+                            for _ in range(calls):
+                                in_kernel[0] = 0.0
+                                start = time.perf_counter()
+                                call(threads)
+                                walls.append(time.perf_counter() - start)
+                                kernels.append(in_kernel[0])
+                            medians[threads].append(statistics.median(walls))
+                            kernel_medians[threads].append(statistics.median(kernels))
+                    one, two = statistics.median(medians[1]), statistics.median(medians[2])
+                    k1, k2 = statistics.median(kernel_medians[1]), statistics.median(kernel_medians[2])
+                    print(f"  {label:28s} {how:10s} {'with stages' if stages else 'no stages':11s}"
+                          f" {one * 1e3:6.2f} ms, {two * 1e3:6.2f} ms: {one / two:.2f}x"
+                          f" | kernel {k1 * 1e3:6.2f} ms, {k2 * 1e3:6.2f} ms: {k1 / k2:.2f}x")
+    finally:
+        kernel.simulate_chunks = real
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20_000_000)
@@ -245,6 +305,7 @@ def main() -> None:
           f" with stages: {rows['kernel + stages, 1'][0] / rows['numpy, vectorised'][0]:.1f}x")
     if numba.config.NUMBA_NUM_THREADS >= 2 and args.small > 0:
         small_runs(args.small, calls=40)
+        api_runs(args.small, calls=20)
 
 
 if __name__ == "__main__":
