@@ -709,9 +709,12 @@ def _flat(args: tuple[Any, ...]) -> list[int]:
     shape, strides); an int as itself."""
     data = _data_pointer()
     flat: list[int] = []
+    extend = flat.extend
     for a in args:
         if isinstance(a, np.ndarray):
-            flat += (0, 0, a.size, a.itemsize, data(a), *a.shape, *a.strides)
+            extend((0, 0, a.size, a.itemsize, data(a)))
+            extend(a.shape)
+            extend(a.strides)
         else:
             flat.append(int(a))
     return flat

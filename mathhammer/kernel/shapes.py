@@ -27,5 +27,12 @@ def layout_of(args: tuple[Any, ...]) -> tuple[object, ...]:
     """What numba's types of these arguments depend on, cheaply: an array's dtype, dimensions,
     layout (numba's: C when C-contiguous, else F when Fortran-contiguous, else A), whether it is
     writable and aligned; a scalar's Python type."""
-    return tuple((a.dtype.str, a.ndim, "C" if a.flags.c_contiguous else "F" if a.flags.f_contiguous else "A",
-                  a.flags.writeable, a.flags.aligned) if isinstance(a, np.ndarray) else type(a) for a in args)
+    out: list[object] = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            flags = a.flags  # (a new object at each look)
+            out.append((a.dtype.str, a.ndim, "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A",
+                        flags.writeable, flags.aligned))
+        else:
+            out.append(type(a))
+    return tuple(out)
