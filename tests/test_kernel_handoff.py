@@ -369,8 +369,10 @@ def test_wake_rouses_the_threads_that_doze_placed_and_given_their_cpus_back(buil
         calls: list[Any] = []
         monkeypatch.setattr(pool._placement, "away", lambda which: calls.append(("away", list(which))) or {0})
         monkeypatch.setattr(pool._placement, "restore", lambda which, cpus: calls.append(("restore", list(which), cpus)))
+        pool._boxes[:, LINGER] = 1  # as the nominal rate left it: a roused thread gets the linger again
         pool.wake(2, _Fake(built, hold=0))
         assert calls == [("away", [0, 1]), ("restore", [0, 1], {0})]
+        assert pool._boxes[:, LINGER].tolist() == [int(built.functions.ticks_per_second() * kernel._LINGER_SECONDS)] * 2
         assert set(pool._boxes[:, STATE].tolist()) <= {WAITING, DOZING}
         assert [q.qsize() for q in pool._queues] == [0, 0]
         posted = _posted(pool, _Fake(built, hold=0))  # a share goes to the roused (or dozing again) thread
@@ -381,3 +383,60 @@ def test_wake_rouses_the_threads_that_doze_placed_and_given_their_cpus_back(buil
     finally:
         pool.stop_waiting()
     assert pool._boxes[:, STATE].tolist() == [ASLEEP, ASLEEP]
+
+
+def test_a_share_through_the_queue_goes_only_to_threads_out_of_their_waits(built: Built,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thread 1 busy with another caller's handed share, thread 2 dozing: a call whose shares go
+    through the threads' queues (a numba kernel's) has thread 2 leave its wait and take a share,
+    gives thread 1 none, and returns once thread 2's share is done (it waited for ever: thread 1
+    dozed after its share and never read its queue)."""
+    monkeypatch.setattr(kernel, "_LINGER_SECONDS", 0.001)
+    pool = kernel.Workers(2)
+    fake = _Fake(built, hold=1)
+    pool.wake(2, fake)
+    posted = _posted(pool, fake)  # to thread 1, which runs it, held
+    held = posted[0][1][1]
+    try:
+        _until(lambda: held[CALLS] == 1 and pool._boxes[1, STATE] == DOZING)
+        rows: list[int] = []
+
+        def share(*a: Any) -> int:  # this thread's share finishes no chunk: the call waits for the others
+            rows.append(a[-1])
+            return 0
+
+        queued: list[Any] = [None] * 10
+        queued[kernel._ARG_STREAMS] = np.zeros((3, 2), dtype=np.uint64)
+        call = threading.Thread(target=pool.run, args=((*queued, None), 3, share), daemon=True)
+        call.start()
+        call.join(FOREVER)
+        assert not call.is_alive(), "the call waits for a share given to a thread busy in its wait"
+        assert sorted(rows) == [0, 2]
+        assert pool._boxes[0, STATE] == RUNNING and pool._queues[0].empty()
+    finally:
+        held[HOLD] = 0
+    pool._collect(posted, built.functions)
+    pool.stop_waiting()
+    assert pool._boxes[:, STATE].tolist() == [ASLEEP, ASLEEP]
+
+
+def test_an_interruption_while_rousing_still_gives_the_threads_their_cpus_back(built: Built,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kernel, "_LINGER_SECONDS", 0.001)
+    pool = kernel.Workers(1)
+    try:
+        pool.wake(1, _Fake(built, hold=0))
+        _until(lambda: pool._boxes[0, STATE] == DOZING)
+        restored: list[Any] = []
+        monkeypatch.setattr(pool._placement, "away", lambda which: {0})
+        monkeypatch.setattr(pool._placement, "restore", lambda which, cpus: restored.append((list(which), cpus)))
+
+        def interrupted(box: int) -> int:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(built.functions, "rouse", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            pool.wake(1, _Fake(built, hold=0))
+        assert restored == [([0], {0})]
+    finally:
+        pool.stop_waiting()

@@ -291,34 +291,41 @@ class Workers:
             asleep = [w for w, state in enumerate(states) if state == handoff.ASLEEP]
             if not dozing and not asleep:
                 return
+            linger = max(1, int(rate * _LINGER_SECONDS))  # (the rate is measured after a first run's start)
             cpus = self._placement.away(dozing + asleep)
-            for w in dozing:
-                functions.rouse(self._box_at[w])
-            # a roused thread wakes where the kernel put it as it roused it: it takes its whole set
-            # back now (it runs no Python to do so itself)
-            self._placement.restore(dozing, cpus)
+            try:
+                for w in dozing:
+                    self._boxes[w, handoff.LINGER] = linger  # (read after the rouse, which publishes it)
+                    functions.rouse(self._box_at[w])
+            finally:
+                # a roused thread wakes where the kernel put it as it roused it: it takes its whole
+                # set back now (it runs no Python to do so itself)
+                self._placement.restore(dozing, cpus)
             for w in asleep:  # each thread is out of serve: only this writes its box now
-                self._boxes[w, handoff.LINGER] = max(1, int(rate * _LINGER_SECONDS))
+                self._boxes[w, handoff.LINGER] = linger
                 self._boxes[w, handoff.STATE] = handoff.WAITING
                 self._queues[w].put((functions.wait_for_shares, (self._box_at[w],), None, cpus))
 
-    def _leave_waits(self, count: int) -> None:
-        """Have threads 1 .. ``count`` leave their wait for handed shares, for a share through
-        their queues (a numba kernel's: a first, compiling run after runs of native kernels): a
-        thread in its wait, dozing there too, never reads its queue. A thread busy with another
-        caller's share stays in its wait; the calling thread then runs every chunk itself, and
-        the queued share, finding none left, runs when that thread is next stopped (at the
-        latest at exit)."""
+    def _out_of_waits(self, count: int) -> list[int]:
+        """Which of threads 1 .. ``count`` (their positions) can take a share through their queues
+        (a numba kernel's: a first, compiling run, in a process that ran native kernels): each is
+        first asked to leave its wait for handed shares (a thread in it, dozing there too,
+        never reads its queue); one busy with another caller's share stays in its wait, and
+        gets none. Called with ``_post_lock`` held, so that no :meth:`wake` puts a wait in a
+        queue between this look and the shares put after it."""
         functions = self._functions
-        if functions is None:
-            return
-        with self._post_lock:
-            for w in range(min(count, self.size)):
+        ready = []
+        for w in range(min(count, self.size)):
+            if functions is not None:
                 functions.stop(self._box_at[w])
+            if self._boxes[w, handoff.STATE] in _OUT_OF_WAIT:  # (STOP: it is on its way out)
+                ready.append(w)
+        return ready
 
     def stop_waiting(self) -> None:
-        """Have the threads that wait for shares return to sleep now (at exit: run once the
-        interpreter starts to shut down, so that no thread spins while it does)."""
+        """Have the threads that wait for shares, spinning or dozing, leave their waits now (at
+        exit: run once the interpreter starts to shut down, so that no thread runs the loaded
+        machine code while it does)."""
         functions = self._functions
         if functions is None or os.getpid() != self._pid:
             return
@@ -332,20 +339,22 @@ class Workers:
         """Shares 1 .. workers - 1 of ``kernel`` on the idle threads, share 0 here; returns when
         every chunk is done (a share that has not started yet will find none left and write
         nothing, or is taken back). ``args`` end with the call's ``claims`` counters; share w
-        adds to row w. An error in a share is raised here (its chunk is never finished, so this
+        adds to row w. A thread busy with another caller's share gets none: its chunks are run
+        by the others. An error in a share is raised here (its chunk is never finished, so this
         waits for it)."""
         if getattr(kernel, "handoff", None) is not None:
             self._run_handed(args, workers, kernel)
             return
-        self._leave_waits(workers - 1)
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
-        cpus = self._placement.away(workers - 1)  # else Linux may wake them on this thread's CPU
-        for w in range(1, workers):
-            self._queues[w - 1].put((kernel, (*args, w), done, cpus))
+        with self._post_lock:
+            ready = self._out_of_waits(workers - 1)
+            cpus = self._placement.away(ready) if ready else None  # else Linux may wake them on this thread's CPU
+            for w in ready:
+                self._queues[w].put((kernel, (*args, w + 1), done, cpus))
         n_chunks = args[_ARG_STREAMS].shape[0]
         if kernel(*args, 0) >= n_chunks or _finished_soon(args[-1], n_chunks):
             return
-        for _ in range(1, workers):
+        for _ in ready:
             error = done.get()
             if error is not None:
                 try:
@@ -354,9 +363,10 @@ class Workers:
                     del error
 
     def _run_handed(self, args: tuple[Any, ...], workers: int, kernel: native.NativeKernel) -> None:
-        """:meth:`run` for a kernel whose shares are posted to waiting threads (:mod:`.handoff`).
-        A thread that is busy with another caller's share, or went to sleep just now, gets none:
-        its chunks are run by the others."""
+        """:meth:`run` for a kernel whose shares are posted to waiting threads (:mod:`.handoff`),
+        or dozing ones (the post wakes them). A thread that is busy with another caller's share,
+        or out of its wait (asleep, or stopped for a share through its queue), gets none: its
+        chunks are run by the others."""
         functions = kernel.handoff
         assert functions is not None
         self.wake(workers - 1, kernel)
@@ -430,6 +440,8 @@ class Workers:
 
 #: The states of a box a share can be posted to (a dozing thread is woken by the post).
 _POSTABLE = (handoff.WAITING, handoff.DOZING)
+#: The states of a box whose thread reads its queue next (stopped: on its way out of its wait).
+_OUT_OF_WAIT = (handoff.STOP, handoff.ASLEEP)
 #: How long a thread that ran a share waits for the next before it dozes (mathhammer.kernel.handoff):
 #: the next batch of a run comes within microseconds, the next run of a script within a quarter of
 #: a millisecond (and a run wakes its threads before its first kernel call anyway).

@@ -38,7 +38,8 @@ exist on Linux alone). Each is called through ctypes, which releases the GIL for
 ``wait(box, ticks)``
     Wait until the box's share is no longer running, at most ``ticks``; false when it still is.
 ``stop(box)``
-    Ask a waiting or dozing thread to return now (at exit).
+    Ask a waiting or dozing thread to return now (at exit, or before a share that goes through
+    its Python queue: a numba kernel's).
 ``ticks()``
     The time stamp counter.
 
