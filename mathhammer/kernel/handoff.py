@@ -142,26 +142,24 @@ def add_functions(module: Any) -> None:
     b.ret(const(1))
     ir.IRBuilder(refused).ret(const(0))
 
-    fn, (entry, wake, other) = function("mathhammer_rouse", [p64], ["entry", "wake", "other"])
-    box = fn.args[0]
-    b = ir.IRBuilder(entry)
-    b.cbranch(swap(b, box, DOZING, WAITING), wake, other)
-    b = ir.IRBuilder(wake)
-    futex(b, box, _FUTEX_WAKE_PRIVATE, 1)
-    b.ret(const(1))
-    ir.IRBuilder(other).ret(const(0))
+    def end_doze(fn: Any, block: Any, box: Any, new: int) -> None:
+        """In ``block``: a dozing thread's box says ``new`` and the thread is woken (return 1);
+        any other box is left as it is (return 0)."""
+        wake, other = fn.append_basic_block("wake"), fn.append_basic_block("other")
+        b = ir.IRBuilder(block)
+        b.cbranch(swap(b, box, DOZING, new), wake, other)
+        b = ir.IRBuilder(wake)
+        futex(b, box, _FUTEX_WAKE_PRIVATE, 1)
+        b.ret(const(1))
+        ir.IRBuilder(other).ret(const(0))
 
-    fn, (entry, dozing, wake, other, done) = function("mathhammer_stop", [p64], ["entry", "dozing", "wake", "other",
-                                                                                 "done"])
-    box = fn.args[0]
+    fn, (entry,) = function("mathhammer_rouse", [p64], ["entry"])
+    end_doze(fn, entry, fn.args[0], WAITING)
+
+    fn, (entry, dozing, done) = function("mathhammer_stop", [p64], ["entry", "dozing", "done"])
     b = ir.IRBuilder(entry)
-    b.cbranch(swap(b, box, WAITING, STOP), done, dozing)
-    b = ir.IRBuilder(dozing)
-    b.cbranch(swap(b, box, DOZING, STOP), wake, other)
-    b = ir.IRBuilder(wake)
-    futex(b, box, _FUTEX_WAKE_PRIVATE, 1)
-    b.ret(const(1))
-    ir.IRBuilder(other).ret(const(0))
+    b.cbranch(swap(b, fn.args[0], WAITING, STOP), done, dozing)
+    end_doze(fn, dozing, fn.args[0], STOP)
     ir.IRBuilder(done).ret(const(1))
 
     fn, (entry,) = function("mathhammer_take_back", [p64], ["entry"])
