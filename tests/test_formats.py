@@ -458,10 +458,31 @@ def test_whole_record_defers_python_s_own_keyboard_interrupt() -> None:
     # a library user (Python's default handler): the KeyboardInterrupt comes after the block
     from mathhammer.render.stream import whole_record
 
-    done = []
-    with pytest.raises(KeyboardInterrupt), contextlib.ExitStack():
+    # Python's handler, whatever this process started with (a shell's background job starts with
+    # SIGINT ignored, and Python then installs none: this test failed there)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        done = []
+        with pytest.raises(KeyboardInterrupt), contextlib.ExitStack():
+            with whole_record():
+                signal.raise_signal(signal.SIGINT)
+                done.append("written")
+        assert done == ["written"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_whole_record_leaves_an_ignored_sigint_ignored() -> None:
+    """With SIGINT ignored (a background job), the block neither installs a handler nor raises."""
+    from mathhammer.render.stream import whole_record
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        done = []
         with whole_record():
             signal.raise_signal(signal.SIGINT)
             done.append("written")
-    assert done == ["written"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert done == ["written"] and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
