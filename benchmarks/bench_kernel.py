@@ -142,7 +142,7 @@ class HostReference:
         claims = np.zeros(2, dtype=np.int64)
         done: queue.SimpleQueue[None] = queue.SimpleQueue()  # this call's: a late share reports here
         if threads > 1:
-            self._todo.put((steps, claims, done, self.placement.away(1)))  # as mathhammer.kernel.Workers does
+            self._todo.put((steps, claims, done, self.placement.away([0])))  # as mathhammer.kernel.Workers does
         if _busy_chunks(steps, self.table, self.hist[0], claims) < _HOST_CHUNKS:
             done.get()  # the other thread is still in its last chunk
 

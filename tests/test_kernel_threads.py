@@ -449,11 +449,12 @@ def test_placement_places_the_threads_that_get_a_share(monkeypatch: pytest.Monke
     when the caller has only one CPU; the whole set returned for the threads to take back."""
     calls = _fake_affinity(monkeypatch, {0, 1, 2}, cpu=1)
     made = _placed([7, 8, 9])
-    assert made.away(2) == frozenset({0, 1, 2})
-    assert made.away(1) == frozenset({0, 1, 2})
+    assert made.away([0, 1]) == frozenset({0, 1, 2})
+    assert made.away([0]) == frozenset({0, 1, 2})
+    assert made.away([]) is None
     assert calls == [(7, frozenset({0, 2})), (8, frozenset({0, 2})), (7, frozenset({0, 2}))]
     calls = _fake_affinity(monkeypatch, {1}, cpu=1)
-    assert made.away(2) is None and calls == []
+    assert made.away([0, 1]) is None and calls == []
 
 
 def test_placement_of_chosen_threads_touches_only_those(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -471,9 +472,24 @@ def test_a_refused_placement_is_undone_and_not_tried_again(monkeypatch: pytest.M
     error, the threads placed before it given the whole set back: it only ever saves time."""
     calls = _fake_affinity(monkeypatch, {0, 1}, cpu=0, refuse=8)
     made = _placed([7, 8])
-    assert made.away(2) is None
-    assert made.away(2) is None
+    assert made.away([0, 1]) is None
+    assert made.away([0, 1]) is None
     assert calls == [(7, frozenset({1})), (8, frozenset({1})), (7, frozenset({0, 1}))]
+
+
+def test_restore_gives_placed_threads_their_set_back_from_another_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For a thread that runs no Python once woken (one dozing in its wait for shares): the
+    threads named get the set back, nothing happens without one, and a refusal turns placement
+    off."""
+    calls = _fake_affinity(monkeypatch, {0, 1, 2}, cpu=2, refuse=9)
+    made = _placed([7, 8, 9])
+    made.restore([0, 1], None)
+    made.restore([], frozenset({0, 1, 2}))
+    assert calls == []
+    made.restore([1], frozenset({0, 1, 2}))
+    assert calls == [(8, frozenset({0, 1, 2}))] and made._enabled
+    made.restore([2], frozenset({0, 1, 2}))  # refused
+    assert not made._enabled and made.away([0]) is None
 
 
 def test_release_gives_the_calling_thread_its_set_back(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -489,7 +505,7 @@ def test_placement_in_a_forked_child_touches_no_thread(monkeypatch: pytest.Monke
     made = _placed([7])
     parent = os.getpid()
     monkeypatch.setattr(os, "getpid", lambda: parent + 1)
-    assert made.away(1) is None and calls == []
+    assert made.away([0]) is None and calls == []
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")

@@ -348,7 +348,7 @@ class Workers:
         done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
         with self._post_lock:
             ready = self._out_of_waits(workers - 1)
-            cpus = self._placement.away(ready) if ready else None  # else Linux may wake them on this thread's CPU
+            cpus = self._placement.away(ready)  # else Linux may wake them on this thread's CPU
             for w in ready:
                 self._queues[w].put((kernel, (*args, w + 1), done, cpus))
         n_chunks = args[_ARG_STREAMS].shape[0]

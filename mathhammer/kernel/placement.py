@@ -69,13 +69,13 @@ class Placement:
         self._pid = os.getpid()  # in a forked child these ids are the parent's threads
         self._lock = threading.Lock()
 
-    def away(self, which: int | Sequence[int]) -> frozenset[int] | None:
-        """Restrict threads ``which`` (their positions; a number: the first that many) to the
-        calling thread's CPUs less the one it runs on; returns the set each should
-        :func:`release` itself to once awake (None: none was placed). A refusal (a thread gone,
-        a CPU set that changed under a container) gives the threads placed so far the whole set
-        back and turns placement off for good: it only ever saves time."""
-        if not self._enabled:
+    def away(self, which: Sequence[int]) -> frozenset[int] | None:
+        """Restrict threads ``which`` (their positions) to the calling thread's CPUs less the one
+        it runs on; returns the set each should :func:`release` itself to once awake, or
+        :meth:`restore` gives it back (None: none was placed). A refusal (a thread gone, a CPU set
+        that changed under a container) gives the threads placed so far the whole set back and
+        turns placement off for good: it only ever saves time."""
+        if not self._enabled or not which:
             return None
         if os.getpid() != self._pid:
             self._enabled = False
@@ -92,8 +92,7 @@ class Placement:
                 others = allowed - {cpu}
                 if not others:
                     return None
-                chosen = self._ids[:which] if isinstance(which, int) else [self._ids[w] for w in which]
-                for native_id in chosen:
+                for native_id in [self._ids[w] for w in which]:
                     os.sched_setaffinity(native_id, others)
                     done.append(native_id)
             except OSError:
