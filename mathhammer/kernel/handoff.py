@@ -187,7 +187,11 @@ def add_functions(module: Any) -> None:
     box = fn.args[0]
     b = ir.IRBuilder(entry)
     deadline = b.alloca(i64)
-    b.store(b.add(b.call(counter, []), b.load(field(b, box, LINGER))), deadline)
+
+    def linger_from_now(b: Any) -> None:
+        b.store(b.add(b.call(counter, []), b.load(field(b, box, LINGER))), deadline)
+
+    linger_from_now(b)
     b.branch(loop)
     b = ir.IRBuilder(loop)
     now = state(b, box)
@@ -202,7 +206,7 @@ def add_functions(module: Any) -> None:
     shares = field(b, box, SHARES)
     b.store(b.add(b.load(shares), const(1)), shares)
     b.store_atomic(const(WAITING), field(b, box, STATE), "release", 8)
-    b.store(b.add(b.call(counter, []), b.load(field(b, box, LINGER))), deadline)
+    linger_from_now(b)
     b.branch(loop)
     b = ir.IRBuilder(other)
     b.cbranch(b.icmp_signed("==", now, const(STOP)), stop, idle)
@@ -222,7 +226,7 @@ def add_functions(module: Any) -> None:
     futex(b, box, _FUTEX_WAIT_PRIVATE, DOZING)
     b.cbranch(b.icmp_signed("==", state(b, box), const(DOZING)), doze, roused)
     b = ir.IRBuilder(roused)
-    b.store(b.add(b.call(counter, []), b.load(field(b, box, LINGER))), deadline)
+    linger_from_now(b)
     b.branch(loop)
 
 
