@@ -117,7 +117,8 @@ def check_count(value: object, *, name: str, lo: int | None, hi: int | None, whe
     """
     number = whole(value)
     if number is None:
-        raise error(f"{name} must be a whole number", where=where, value=repr(value))
+        shown = value if isinstance(value, str) else repr(value)  # (a text as it is: the message quotes it once)
+        raise error(f"{name} must be a whole number", where=where, value=shown)
     if (lo is None or number >= lo) and (hi is None or number <= hi):
         return
     if lo is not None and hi is not None:

@@ -141,6 +141,15 @@ def test_a_matchup_that_cannot_be_hashed_is_compiled_every_time(monkeypatch: pyt
     assert calls == [thing, thing] and engine._COMPILED == {}
 
 
+def test_a_text_given_for_a_number_is_quoted_once() -> None:
+    with pytest.raises(InputError) as e:
+        api.run("railgun", "knight", seed="5")  # type: ignore[arg-type]
+    assert e.value.message() == "--seed: the seed must be a whole number (got '5')"
+    with pytest.raises(InputError) as e:
+        api.run("railgun", "knight", trials=None)  # type: ignore[arg-type]
+    assert e.value.message() == "--trials: trials must be a whole number (got 'None')"
+
+
 def test_enum_values_as_text_or_enum() -> None:
     from mathhammer.model import RerollPolicy
 

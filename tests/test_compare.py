@@ -112,7 +112,7 @@ def test_a_target_given_twice_is_compared_once_with_a_warning(tmp_path):
     ({"seed": 1.5}, "--seed", "1.5"),
     ({"seed": 2**63}, "--seed", 2**63),
     ({"seed": True}, "--seed", "True"),
-    ({"jobs": "2"}, "--jobs", "'2'"),  # a TypeError comparing with 1
+    ({"jobs": "2"}, "--jobs", "2"),  # a TypeError comparing with 1
     ({"jobs": 1.5}, "--jobs", "1.5"),  # a TypeError from multiprocessing while iterating
     ({"jobs": True}, "--jobs", "True"),
     ({"jobs": 0}, "--jobs", 0),

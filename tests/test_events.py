@@ -392,7 +392,7 @@ def test_bad_values(call: Any, where: str) -> None:
     (lambda: deadly_demise("gunrig", 5, method="exact"), "--target", "int"),  # type: ignore[arg-type]
     (lambda: deadly_demise("gunrig", Path("knight"), method="exact"), "--target", "PosixPath"),  # type: ignore[arg-type]
     # target models and wounds left checked as mathhammer.target() checks them
-    (lambda: tank_shock("gunrig", "intercessors", target_models="3", method="exact"), "--target-models", "'3'"),  # type: ignore[arg-type]
+    (lambda: tank_shock("gunrig", "intercessors", target_models="3", method="exact"), "--target-models", "3"),  # type: ignore[arg-type]
     (lambda: tank_shock("gunrig", "intercessors", target_models=2.0, method="exact"), "--target-models", "2.0"),  # type: ignore[arg-type]
     (lambda: tank_shock("gunrig", "intercessors", target_models=True, method="exact"), "--target-models", "True"),
     (lambda: deadly_demise("gunrig", "intercessors", wounds_left=1.0, method="exact"), "--wounds-left", "1.0"),  # type: ignore[arg-type]
