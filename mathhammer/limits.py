@@ -13,6 +13,7 @@ engine estimates its work before it starts (``EXACT_MAX_SECONDS``, ``EXACT_MAX_B
 from __future__ import annotations
 
 import operator
+import os
 from typing import SupportsIndex, cast
 
 from .errors import MathhammerError
@@ -43,6 +44,7 @@ __all__ = [
     "check_count",
     "size_text",
     "whole",
+    "max_threads",
 ]
 
 #: Models attacking with one weapon (``--models``/``-n``, a weapon group's count).
@@ -94,6 +96,24 @@ MONTE_CARLO_MAX_BYTES = 40_000_000
 #: Estimated time and memory above which the exact engine refuses a request before it starts.
 EXACT_MAX_SECONDS = 10.0
 EXACT_MAX_BYTES = 1_000_000_000
+
+
+def max_threads() -> int:
+    """Threads a Monte Carlo run may use on this machine: ``NUMBA_NUM_THREADS`` when set to a
+    whole number of at least 1, else the cores this process may run on (numba's own rule, read
+    here without importing numba, nor the kernel package: an exact run checks ``--threads``
+    too)."""
+    given = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if given:
+        try:
+            if int(given) >= 1:
+                return int(given)
+        except ValueError:
+            pass
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return max(1, len(affinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def whole(value: object) -> int | None:

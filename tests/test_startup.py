@@ -81,7 +81,8 @@ _PROBE = """
         config = sys.modules.get("numba.core.config")
         return {{"hook": _startup.installed(),
                 "stub": entry is not None and entry.init_all is _startup._no_extensions,
-                "loaded": sorted(m for m in ("numba", "llvmlite", "scipy.linalg", "cffi", "numba.np.arraymath")
+                "loaded": sorted(m for m in ("numba", "llvmlite", "scipy.linalg", "cffi", "numba.np.arraymath",
+                                             "mathhammer.kernel")
                                  if sys.modules.get(m) is not None),
                 "yaml_for_numba": getattr(config, "_HAVE_YAML", None),
                 "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}}
@@ -146,7 +147,9 @@ def test_monte_carlo_run_is_trimmed_and_ends_through_os_exit(tmp_path: Path) -> 
 
 
 def test_exact_and_help_never_load_numba(tmp_path: Path) -> None:
-    for args in (["shoot", "railgun", "-t", "knight", "--exact", "-f", "json"], ["--help"]):
+    """Nor the kernel package: ``--threads`` is checked without it."""
+    for args in (["shoot", "railgun", "-t", "knight", "--exact", "-f", "json"], ["--help"],
+                 ["shoot", "railgun", "-t", "knight", "--exact", "--threads", "1", "-f", "json"]):
         found, r = _probe(args, tmp_path)
         assert found.get("sys.exit") == 0 and "os._exit" not in found, r.stderr
         assert found["loaded"] == [], args

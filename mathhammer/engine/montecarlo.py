@@ -39,7 +39,7 @@ from ..compile import (
     scratch_width,
 )
 from ..errors import InputError
-from ..limits import MAX_CHUNKS, MAX_TRIALS, check_count
+from ..limits import MAX_CHUNKS, MAX_TRIALS, check_count, max_threads
 from ..result import DamageResult, Distribution, GroupResult, WeaponShare
 from . import _parts
 
@@ -199,10 +199,8 @@ def check_threads(threads: int | None) -> None:
     if threads is None:
         return
     check_count(threads, name="threads", lo=None, hi=None, where="--threads", error=InputError)
-    from .. import kernel
-
-    if not 1 <= threads <= kernel.max_threads():
-        raise InputError(f"must be between 1 and {kernel.max_threads()}", where="--threads", value=threads)
+    if not 1 <= threads <= max_threads():  # (the kernel package is not imported: an exact run checks it too)
+        raise InputError(f"must be between 1 and {max_threads()}", where="--threads", value=threads)
 
 
 def bad_threads_setting() -> str | None:
@@ -253,7 +251,7 @@ def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = No
     threads = None if threads is None else int(threads)
     sizes = chunk_plan(trials)
     n = sizes.size
-    slots = monte_carlo_threads(u, min(threads or kernel.max_threads(), n))  # a row each: memory
+    slots = monte_carlo_threads(u, min(threads or max_threads(), n))  # a row each: memory
     widths = histogram_widths(u)
     out_damage, out_models, out_stages, out_hazard, out_hazard_models, out_groups, out_weapons = (
         _rows(slots, w, np.int64) for w in widths)

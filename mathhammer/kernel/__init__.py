@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..limits import max_threads
 from . import _progress, handoff, native
 from .binomial import KINDS, tables
 from .joint import JointTables, joint_tables
@@ -152,23 +153,6 @@ def joint_tables_for(stages: npt.NDArray[np.int8], rolls: npt.NDArray[np.int64],
                         sustained=int(roll_maps[_SUSTAINED, 0]) if fixed and not tied else None,
                         keep_stages=bool(flags & _F_STAGES) and fixed and not tied,
                         most_attacks=int(offsets[1] - offsets[0]) - 1, most_hits=int(offsets[2] - offsets[1]) - 1)
-
-
-def max_threads() -> int:
-    """Threads the kernel may use on this machine: ``NUMBA_NUM_THREADS`` when set to a whole
-    number of at least 1, else the cores this process may run on (numba's own rule, read here
-    without importing numba)."""
-    given = os.environ.get("NUMBA_NUM_THREADS", "").strip()
-    if given:
-        try:
-            if int(given) >= 1:
-                return int(given)
-        except ValueError:
-            pass
-    affinity = getattr(os, "sched_getaffinity", None)
-    if affinity is not None:
-        return max(1, len(affinity(0)))
-    return max(1, os.cpu_count() or 1)
 
 
 def new_streams(seeds: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
