@@ -409,13 +409,16 @@ _ALIASES = {"ws_improve": "bs_improve"}
 def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
     """Context fields from keyword arguments: names checked, enum texts converted."""
     out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}  # a field given by another name: errors name it as given
     for alias, name in _ALIASES.items():
         if alias in given:
             if name in given:
                 raise InputError(f"given twice: as {alias} and as {name}", where=alias, value=given[alias],
                                  hint="give one of them")
             given = {(name if k == alias else k): v for k, v in given.items()}
+            spelled[name] = alias
     for name, value in given.items():
+        where = spelled.get(name, name)
         if name not in SITUATION:
             from difflib import get_close_matches
 
@@ -424,19 +427,19 @@ def _situation(given: Mapping[str, Any], melee: bool) -> dict[str, Any]:
                              hint=f"did you mean {close[0]!r}?" if close else f"one of: {', '.join(SITUATION)}")
         if melee and name in SHOOTING_ONLY and value:
             raise InputError("a shooting situation; a melee attack cannot be in it",
-                             where=f"--{name.replace('_', '-')}", value=value)
+                             where=f"--{where.replace('_', '-')}", value=value)
         if value is None:
             out[name] = None
             continue
         default = getattr(_DEFAULTS, name)
         if isinstance(default, Enum):
-            out[name] = enum_value(type(default), value, name)
+            out[name] = enum_value(type(default), value, where)
         elif isinstance(default, bool):
             if not isinstance(value, bool):
-                raise InputError("must be true or false", where=name, value=value)
+                raise InputError("must be true or false", where=where, value=value)
             out[name] = value
         else:
-            out[name] = _whole(value, name)
+            out[name] = _whole(value, where)
     return out
 
 

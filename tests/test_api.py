@@ -340,3 +340,7 @@ def test_ws_improve_is_bs_improve_as_fight_spells_it() -> None:
         assert abs(got - expected) < 1e-12
     with pytest.raises(InputError, match="given twice: as ws_improve and as bs_improve"):
         api.run("A2 WS3+ S4 AP0 D1", "T4 SV3+ W1", melee=True, method="exact", ws_improve=1, bs_improve=1)
+    for spelled in ("ws_improve", "bs_improve"):  # a bad value is named as it was given
+        with pytest.raises(InputError) as e:
+            api.run("A2 WS3+ S4 AP0 D1", "T4 SV3+ W1", melee=True, method="exact", **{spelled: 1.5})
+        assert e.value.where == spelled
