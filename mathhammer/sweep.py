@@ -38,7 +38,6 @@ __all__ = ["COLUMNS", "DEFAULT_SAVES", "DEFAULT_TOUGHNESS", "DEFAULT_TRIALS", "N
 SCHEMA = "mathhammer.sweep/1"
 #: The Save value of "no armour save" (``SV-`` inline; 7+ only succeeds with a net +1).
 NO_SAVE = 7
-_MAX_SEED = 2**63 - 1
 #: An exact sweep whose cells would all take less than this, at the pace of the first one, runs
 #: them one after another: starting worker processes and sending results back costs more
 #: (measured in benchmarks/bench_sweep.py: 84 cells of ~2 ms, 0.19 s serial, 0.32 s on two).
@@ -261,16 +260,14 @@ def plan_sweep(weapons: str | Sequence[str], *, toughness: str | int | Sequence[
     """
     from .api import build, enum_value, library
     from .batch import Task
-    from .engine.montecarlo import check_trials, draw_seed
+    from .engine.montecarlo import check_seed, check_trials, draw_seed
 
     chosen_metric: Metric = enum_value(Metric, metric, "--metric")
     chosen_method: Method = enum_value(Method, method, "--method")
     check_trials(trials)
     trials = int(trials)  # numpy's integers too: the plan and its records hold Python ints
-    if seed is not None:
-        given, seed = seed, _whole(seed, 0, _MAX_SEED)
-        if seed is None:
-            raise InputError(f"must be a whole number from 0 to {_MAX_SEED:,}", where="--seed", value=given)
+    check_seed(seed)  # (as every Monte Carlo run checks it)
+    seed = None if seed is None else int(seed)
     if wounds is None and chosen_metric is not Metric.MEAN:
         raise InputError(f"{chosen_metric.value} needs the targets' Wounds", where="--metric",
                          value=chosen_metric.value, hint="give --wounds W, e.g. --wounds 3")

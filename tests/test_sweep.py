@@ -238,6 +238,8 @@ def test_default_wounds_take_all_the_damage(lib) -> None:
     ({"keywords": ["A+B"]}, "--keyword", "a keyword is"),
     ({"seed": -1}, "--seed", "from 0 to"),
     ({"seed": 2**63}, "--seed", "from 0 to"),
+    ({"seed": True}, "--seed", "must be a whole number"),
+    ({"seed": "7"}, "--seed", "must be a whole number"),
     ({"trials": 0}, "--trials", "between 1 and"),
     ({"method": "guess"}, "--method", "not one of"),
     ({"melee": True, "cover": True}, "--cover", "a shooting situation"),
