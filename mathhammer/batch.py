@@ -221,7 +221,8 @@ def _in_threads(tasks: Sequence[Task], indices: list[int], jobs: int, cache: dic
 def _in_processes(tasks: Sequence[Task], indices: list[int], jobs: int, *, largest: int | None = None
                   ) -> Iterator[tuple[int, Outcome]]:
     """Batches of tasks in ``jobs`` worker processes, 2 x ``jobs`` batches at a time (``jobs`` + 1
-    once a result is too large to batch), each sized
+    when ``largest`` already says a result is too large to batch: Monte Carlo tasks, whose first
+    runs in this process first; exact tasks start with none known and keep 2 x ``jobs``), each sized
     for the largest result seen so far (:func:`_batch_size`; ``largest``: its bytes, None for
     none yet, and then a task a batch), so that memory stays bounded however large a result is."""
     import itertools
