@@ -328,10 +328,10 @@ def _battle(given: Mapping[str, Any]) -> Battle:
     return Battle(**values)
 
 
-def checked_library(lib: Any) -> Library:
-    """``lib``, checked to be a library (of :func:`library`)."""
+def checked_library(lib: Any, where: str = "lib") -> Library:
+    """``lib``, checked to be a library (of :func:`library`); ``where`` names the argument."""
     if not isinstance(lib, Library):
-        raise InputError("must be what mathhammer.library() returns", where="lib", value=type(lib).__name__)
+        raise InputError("must be what mathhammer.library() returns", where=where, value=type(lib).__name__)
     return lib
 
 

@@ -385,10 +385,7 @@ def _library(lib: Library | None, where: str = "lib", default: Library | None = 
 
     if lib is None:
         return library() if default is None else default
-    try:
-        return checked_library(lib)
-    except InputError as e:
-        raise InputError(e.what, where=where, value=e.value) from None
+    return checked_library(lib, where)
 
 
 def _given_targets(targets: Any) -> list[TargetLike]:

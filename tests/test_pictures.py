@@ -152,7 +152,7 @@ def test_an_empty_file_name_is_named_as_typed(option: str) -> None:
     r = run(*SHOOT, option, "")
     assert r.exit_code == 1 and r.stdout == "" and "Traceback" not in r.stderr
     assert r.stderr.splitlines() == [f"Error: {option}: empty file name (got '')",
-                                     "  hint: give a file to write, e.g. out.svg"]
+                                     f"  hint: give a file to write, e.g. out.{option[2:]}"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root may write anywhere")

@@ -120,7 +120,9 @@ class File(_PathName):
     """A file to write (not empty, not a folder)."""
 
     name = "file"
-    hint = "give a file to write, e.g. out.svg"
+
+    def __init__(self, example: str) -> None:
+        self.hint = f"give a file to write, e.g. {example}"
 
     def checked(self, path: Path, param: Parameter | None, ctx: Context | None) -> Path:
         if path.is_dir():  # a usage error, as click's own Path(dir_okay=False) says it

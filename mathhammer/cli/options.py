@@ -33,10 +33,12 @@ FormatOpt = Annotated[OutputFormat, typer.Option(
     "--format", "-f", case_sensitive=False, help="Output: table, json, ndjson (one record per line) or csv.",
 )]
 SvgOpt = Annotated[Path | None, typer.Option(
-    "--svg", click_type=File(), metavar="FILE", help="Also save what the table shows as a self-contained SVG picture.",
+    "--svg", click_type=File("out.svg"), metavar="FILE",
+    help="Also save what the table shows as a self-contained SVG picture.",
 )]
 HtmlOpt = Annotated[Path | None, typer.Option(
-    "--html", click_type=File(), metavar="FILE", help="Also save what the table shows as a self-contained HTML page.",
+    "--html", click_type=File("out.html"), metavar="FILE",
+    help="Also save what the table shows as a self-contained HTML page.",
 )]
 SeedOpt = Annotated[int | None, typer.Option(
     "--seed", click_type=_whole(0, MAX_SEED), metavar="N",
