@@ -357,12 +357,15 @@ def _paths(value: Any, where: str, allow: type | None = None) -> tuple[Any, ...]
     def one(item: Any) -> bool:
         return isinstance(item, (str, os.PathLike)) or (allow is not None and isinstance(item, allow))
 
-    items = (value,) if one(value) else tuple(value) if _many(value) else None
-    bad = [value] if items is None else [item for item in items if not one(item)][:1]
-    if bad:  # named by its type: None would show nothing
-        raise InputError("must be a path or a list of paths", where=where, value=type(bad[0]).__name__)
-    assert items is not None
+    if one(value):
+        items: tuple[Any, ...] = (value,)
+    elif _many(value):
+        items = tuple(value)
+    else:
+        items = (value,)  # (refused below, named by its type)
     for item in items:
+        if not one(item):  # named by its type: None would show nothing
+            raise InputError("must be a path or a list of paths", where=where, value=type(item).__name__)
         if isinstance(item, str) and not item.strip():
             raise InputError("empty path", where=where, value=item,
                              hint="give a file or folder, or . for the current one")
