@@ -284,6 +284,95 @@ def test_a_record_that_cannot_be_written_leaves_the_json_document_whole(monkeypa
     assert e.value.where == "TMPDIR" and writer._spool is None
 
 
+class _Made:
+    """A JSONPieces function that notes, as it makes each piece, how much of the record the
+    writer's output held already; and stops with KeyboardInterrupt after ``stop`` pieces."""
+
+    def __init__(self, held: Any, stop: int | None = None) -> None:
+        self.held, self.stop, self.seen = held, stop, []
+
+    def __call__(self) -> Any:
+        yield "["
+        for i in range(3):
+            if i == self.stop:
+                raise KeyboardInterrupt
+            self.seen.append(self.held())
+            yield ("," if i else "") + f'{{"block":{i}}}'
+        yield "]"
+
+
+def test_json_pieces_from_a_function_are_made_each_time_they_are_read() -> None:
+    calls = []
+
+    def make() -> Any:
+        calls.append(1)
+        yield from ("[1", ",2", "]")
+
+    pieces = stream.JSONPieces(make)
+    assert calls == [] and repr(pieces) == "JSONPieces(made when read)"
+    assert str(pieces) == "[1,2]" and str(pieces) == "[1,2]" and len(calls) == 2
+    assert json_text({"d": pieces}) == '{"d":[1,2]}' and flatten({"d": pieces}, ["d"]) == ["[1,2]"]
+    assert repr(stream.JSONPieces(["[", "]"])) == "JSONPieces(2 pieces)"
+
+
+def test_rows_pieces_formats_a_block_only_when_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line's rows are formatted as they are written, so a cell's tens of megabytes
+    of text are never held: making the pieces reads no row; each reading reads them all."""
+    read = []
+    real = Distribution.iter_rows
+
+    def iter_rows(self: Distribution, block: int = 4096) -> Any:
+        read.append(block)
+        return real(self, block)
+
+    monkeypatch.setattr(Distribution, "iter_rows", iter_rows)
+    dist = Distribution.from_counts(np.array([3, 0, 5, 1], dtype=np.int64))
+    pieces = rows_pieces(dist, block=2)
+    assert read == []
+    assert str(pieces) == rows_json(dist) and read == [2, 4096]  # (rows_json reads its own)
+    assert str(pieces) == rows_json(dist, block=2)
+
+
+@pytest.mark.parametrize("spool", [1 << 20, 16])
+def test_a_json_record_goes_to_the_document_as_its_pieces_are_made(monkeypatch: pytest.MonkeyPatch,
+                                                                    spool: int) -> None:
+    """Each piece of a record is in the records' file (in memory, or a temporary file past 16
+    characters) before the next is made: never the whole text in memory. A record stopped
+    part-way (Ctrl-C while its rows are made), first or later, is cut off again, and the records
+    after it make the same document as if it had never been."""
+    monkeypatch.setattr(stream, "_SPOOL_BYTES", spool)
+    out = io.StringIO()
+    with RecordWriter(OutputFormat.JSON, out, schema="t/1", writer={}) as writer:
+        made = _Made(lambda: writer._spool.tell() if writer._spool is not None else -1)
+        writer.write({"n": 1, "rows": stream.JSONPieces(made)})
+        assert made.seen[0] > 0 and made.seen[1] > made.seen[0] and made.seen[2] > made.seen[1]
+    assert json.loads(out.getvalue())["records"] == [{"n": 1, "rows": [{"block": 0}, {"block": 1}, {"block": 2}]}]
+    for before in ([], [{"n": 0}]):
+        out = io.StringIO()
+        with RecordWriter(OutputFormat.JSON, out, schema="t/1", writer={}) as writer:
+            for rec in before:
+                writer.write(rec)
+            with pytest.raises(KeyboardInterrupt):
+                writer.write({"n": 1, "rows": stream.JSONPieces(_Made(lambda: None, stop=2))})
+            writer.write({"n": 2})
+        assert out.getvalue() == json.dumps({"schema": "t/1", "writer": {}, "records": [*before, {"n": 2}]},
+                                            indent=2) + "\n"
+        assert writer.count == len(before) + 1
+
+
+def test_an_ndjson_record_is_written_as_its_pieces_are_made() -> None:
+    """NDJSON lines, too, go to the stream piece by piece (inside one whole_record: Ctrl-C
+    waits for the line's end); a record json.dumps refuses writes nothing."""
+    out = io.StringIO()
+    with RecordWriter(OutputFormat.NDJSON, out, schema="t/1", writer={}) as writer:
+        made = _Made(lambda: len(out.getvalue()))
+        writer.write({"n": 1, "rows": stream.JSONPieces(made)})
+        with pytest.raises(TypeError):
+            writer.write({"n": object(), "rows": stream.JSONPieces(_Made(lambda: None))})
+    assert made.seen[0] > 0 and made.seen[1] > made.seen[0]
+    assert out.getvalue() == '{"n":1,"rows":[{"block":0},{"block":1},{"block":2}]}\n'
+
+
 def test_json_text_leaves_no_cycle_holding_the_raw_text() -> None:
     """The rows (a RawJSON of megabytes) are free when json_text returns, not kept by a
     reference cycle until a garbage collection (which the command line makes rare)."""

@@ -113,14 +113,18 @@ def rows_json(dist: Distribution, block: int = ROW_BLOCK) -> RawJSON:
 
 
 def rows_pieces(dist: Distribution, block: int = ROW_BLOCK) -> JSONPieces:
-    """:func:`rows_json`'s text kept as its blocks, never joined (what the command line's
-    ``sweep`` and ``compare`` write: tens of megabytes a cell at a W1000 MODELS1000 target)."""
-    pieces = ["["]
-    for rows in dist.iter_rows(block):
-        pieces.append(("," if len(pieces) > 1 else "")
-                      + ",".join([f'{{"value":{k},"p":{_number(p)},"p_at_least":{_number(least)}}}'
-                                  for k, p, least in rows]))
-    pieces.append("]")
+    """:func:`rows_json`'s text as its blocks, never joined, each formatted when it is read
+    (what the command line's ``sweep`` and ``compare`` write: tens of megabytes a cell at a
+    W1000 MODELS1000 target; a record writer writes each block as it is made)."""
+
+    def pieces() -> Iterator[str]:
+        yield "["
+        sep = ""
+        for rows in dist.iter_rows(block):
+            yield sep + ",".join([f'{{"value":{k},"p":{_number(p)},"p_at_least":{_number(least)}}}'
+                                  for k, p, least in rows])
+            sep = ","
+        yield "]"
     return JSONPieces(pieces)
 
 

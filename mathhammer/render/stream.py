@@ -20,7 +20,7 @@ import json
 import re
 import signal
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import IO, Any, Protocol
 
@@ -50,18 +50,36 @@ class RawJSON(str):
 class JSONPieces:
     """JSON text kept as the pieces it was formatted in (a distribution's rows, a block at a
     time), written like a :class:`RawJSON` but piece by piece and never joined, so text of tens
-    of megabytes is never held twice (what the command line writes); ``str()`` joins them."""
+    of megabytes is never held twice (what the command line writes); ``str()`` joins them.
 
-    __slots__ = ("pieces",)
+    Given a function instead (of no arguments, returning an iterable of the pieces), the pieces
+    are made each time they are read, by that function: what a record writer writes is then
+    formatted as it is written, a piece at a time, and never held at all."""
 
-    def __init__(self, pieces: Sequence[str]) -> None:
-        self.pieces = tuple(pieces)
+    __slots__ = ("_pieces", "_make")
+
+    def __init__(self, pieces: Sequence[str] | Callable[[], Iterable[str]]) -> None:
+        if callable(pieces):
+            self._pieces: tuple[str, ...] | None = None
+            self._make: Callable[[], Iterable[str]] | None = pieces
+        else:
+            self._pieces, self._make = tuple(pieces), None
+
+    @property
+    def pieces(self) -> Iterable[str]:
+        """The pieces (made again, each time, from the function given)."""
+        if self._make is not None:
+            return self._make()
+        assert self._pieces is not None
+        return self._pieces
 
     def __str__(self) -> str:
         return "".join(self.pieces)
 
     def __repr__(self) -> str:
-        return f"JSONPieces({len(self.pieces)} pieces)"
+        if self._pieces is None:
+            return "JSONPieces(made when read)"
+        return f"JSONPieces({len(self._pieces)} pieces)"
 
 
 #: JSON records kept in memory up to this many characters, the rest in a temporary file.
@@ -234,31 +252,53 @@ class RecordWriter:
         if self.fmt is OutputFormat.JSON:
             self._keep(record)
         elif self.fmt is OutputFormat.NDJSON:
-            self._emit((*iter_json_text(record), "\n"))
+            self._emit(itertools.chain(iter_json_text(record), ("\n",)))  # json.dumps' part before any write
         else:
             self._emit(self._csv_lines(flatten(record, self.columns)))
         self.count += 1
         self._started = True
 
     def _keep(self, record: Mapping[str, Any]) -> None:
-        """A record of the JSON document, formatted now as it will stand in the document (at
-        the depth of the ``records`` list) and kept as text: in memory up to _SPOOL_BYTES, then
-        in a temporary file (a sweep's cells can hold hundreds of megabytes of rows)."""
-        # formatted whole first: a record json.dumps refuses leaves the document as it was. Every
-        # line break is json.dumps' indentation (a JSON string holds none); a piece without one is
-        # kept as it is (replace would copy a RawJSON of megabytes)
-        pieces = [text.replace("\n", "\n" + _RECORD_INDENT) if "\n" in text else text
-                  for text in iter_json_text(record, indent=2)]
+        """A record of the JSON document, formatted as it will stand in the document (at the
+        depth of the ``records`` list) and kept as text: in memory up to _SPOOL_BYTES, then in
+        a temporary file (a sweep's cells can hold hundreds of megabytes of rows). The text
+        goes there piece by piece as it is formatted (a :class:`JSONPieces` of a distribution's
+        rows, a block at a time), never whole in memory."""
+        # json.dumps formats all but the pieces before the first piece is written: a record it
+        # refuses leaves the document as it was; one stopped part-way (Ctrl-C) is cut off again.
+        # Every line break is json.dumps' indentation (a JSON string holds none); a piece without
+        # one is kept as it is (replace would copy a RawJSON of megabytes)
+        texts = iter_json_text(record, indent=2)
+        first = next(texts)
+        fresh = self._spool is None
         try:
             if self._spool is None:
                 import tempfile  # imported when used, as secrets is: neither is needed to start up
 
                 self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+", encoding="utf-8",
                                                             newline="\n")
+                start = 0
             else:
+                start = self._spool.tell()
                 self._spool.write(",\n" + _RECORD_INDENT)
-            for text in pieces:
-                self._spool.write(text)
+            for text in itertools.chain((first,), texts):
+                self._spool.write(text.replace("\n", "\n" + _RECORD_INDENT) if "\n" in text else text)
+        except OSError as e:
+            self._discard()
+            raise _spool_failed(e) from None
+        except BaseException:
+            if fresh:
+                self._discard()
+            else:
+                self._cut(start)
+            raise
+
+    def _cut(self, at: int) -> None:
+        """Drop what the records' file holds from ``at`` on (a record stopped part-way)."""
+        assert self._spool is not None
+        try:
+            self._spool.seek(at)
+            self._spool.truncate()
         except OSError as e:
             self._discard()
             raise _spool_failed(e) from None
