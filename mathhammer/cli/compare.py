@@ -12,6 +12,7 @@ from ..choices import SortKey
 from ..model import Method
 from ..render import OutputFormat
 from . import options as o
+from ._heap import return_large_blocks
 from ._io import (
     ExitCode,
     ascii_stdout,
@@ -79,6 +80,7 @@ def compare(
     if file is None and not roster:  # a missing argument: a usage error, as click reports its own
         raise typer.BadParameter("give a CSV file, or --roster to rank the units of a roster", param_hint="FILE")
     check_writable(svg=svg, html=html)
+    return_large_blocks()  # results of megabytes, one after another
     chosen = o.chosen_method(exact, method)
     run = Comparison(file, target or (), method=chosen, trials=trials, seed=seed, jobs=jobs, profiles=profiles or (),
                      keep_going=keep_going, rosters=roster or (), target_rosters=target_roster or ())

@@ -12,6 +12,7 @@ from ..limits import MAX_ATTACKING_MODELS, MAX_TARGET_MODELS, MAX_TRIALS, MAX_WO
 from ..model import CommandReroll, FtggWording, Method, RulesVersion
 from ..render import OutputFormat
 from . import options as o
+from ._heap import return_large_blocks
 from ._io import (
     ExitCode,
     ascii_stdout,
@@ -167,6 +168,7 @@ def sweep(
 
     values = locals()
     check_writable(svg=svg, html=html)  # before the work, not after it
+    return_large_blocks()  # results of megabytes, one after another
     chosen: Method = o.chosen_method(exact, method)
     plan = plan_sweep(weapon, toughness=toughness, save=save, invulnerable=invuln, feel_no_pain=fnp, wounds=wounds,
                       models=models, keywords=keyword or (), metric=metric, method=chosen, trials=trials, seed=seed,
