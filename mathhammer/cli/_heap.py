@@ -2,37 +2,41 @@
 
 glibc's malloc serves a block of 128 KiB or more with its own ``mmap``, returned to the system
 when freed, but it raises that threshold to the size of each such block freed (up to 32 MiB):
-after a sweep's first few results (arrays and text of 1-20 MB each) the next ones come from the
-heap, whose freed space mostly stays with the process. A sweep of 120 cells of a W1000 x 1000
-target with ``-f json`` peaked at 200-225 MB that way, and at about 160 MB with the threshold
-kept where it starts (benchmarks/bench_memory.py). Only ``sweep`` and ``compare`` call
-:func:`return_large_blocks`, never the library: a library user's process keeps its own malloc
-settings. The worker processes those commands fork inherit it.
+after a sweep's first few results (arrays of 1-20 MB each) the next ones come from the heap,
+whose freed space mostly stays with the process. ``sweep`` and ``compare`` give it back after
+each cell or record with :func:`release_freed_memory` (``malloc_trim``): a sweep of 120 cells
+of a W1000 x 1000 target with ``-f json`` on two workers peaked at 200-205 MB without it and
+at 175-190 MB with it, in the same time (benchmarks/bench_memory.py). Keeping the threshold at
+128 KiB instead (``mallopt``) gave 160 MB but took a third longer: every large array was then
+mapped and faulted in afresh. Nothing here changes a setting: the library may call it too.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 
-__all__ = ["return_large_blocks"]
-
-#: mallopt's parameter number for the threshold (glibc's malloc.h).
-_M_MMAP_THRESHOLD = -3
-#: glibc's default threshold, kept fixed: setting it turns off the raising.
-_THRESHOLD = 128 * 1024
+__all__ = ["release_freed_memory"]
 
 
-def return_large_blocks() -> bool:
-    """Keep glibc's mmap threshold at 128 KiB, so that every freed block that large goes back
-    to the system at once. Returns whether it was set (False off Linux, or with a C library
-    without ``mallopt``, or one that refuses it)."""
+def release_freed_memory() -> bool:
+    """Give the heap's free pages back to the system (glibc's ``malloc_trim(0)``; about 1 us
+    when there is nothing to give). Returns whether any were (False off glibc)."""
+    trim = _malloc_trim()
+    return trim is not None and trim(0) == 1
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None (not Linux, or a C library without it)."""
     if not sys.platform.startswith("linux"):
-        return False
+        return None
     import ctypes
 
     try:
-        mallopt = ctypes.CDLL(None).mallopt
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, _THRESHOLD) == 1)
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim

@@ -12,7 +12,7 @@ from ..choices import SortKey
 from ..model import Method
 from ..render import OutputFormat
 from . import options as o
-from ._heap import return_large_blocks
+from ._heap import release_freed_memory
 from ._io import (
     ExitCode,
     ascii_stdout,
@@ -80,7 +80,6 @@ def compare(
     if file is None and not roster:  # a missing argument: a usage error, as click reports its own
         raise typer.BadParameter("give a CSV file, or --roster to rank the units of a roster", param_hint="FILE")
     check_writable(svg=svg, html=html)
-    return_large_blocks()  # results of megabytes, one after another
     chosen = o.chosen_method(exact, method)
     run = Comparison(file, target or (), method=chosen, trials=trials, seed=seed, jobs=jobs, profiles=profiles or (),
                      keep_going=keep_going, rosters=roster or (), target_rosters=target_roster or ())
@@ -105,6 +104,7 @@ def compare(
                     if keep:
                         records.append(rec)
                     write(rec)
+                    release_freed_memory()  # a run's arrays, once written (a table keeps their rows' sources)
                 for message in run.new_warnings():  # a row's, once its every target has run: as shoot's
                     warn(message)
         finally:  # a row cut short by an error: what its runs so far noticed is said before the error

@@ -12,7 +12,7 @@ from ..limits import MAX_ATTACKING_MODELS, MAX_TARGET_MODELS, MAX_TRIALS, MAX_WO
 from ..model import CommandReroll, FtggWording, Method, RulesVersion
 from ..render import OutputFormat
 from . import options as o
-from ._heap import return_large_blocks
+from ._heap import release_freed_memory
 from ._io import (
     ExitCode,
     ascii_stdout,
@@ -93,12 +93,16 @@ def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
             for cell in iter_cells(plan, jobs=jobs):
                 advance()
                 cells.append(cell.without_result())  # the table shows values only
+                del cell  # its result's arrays, freed and given back now (not a cell later)
+                release_freed_memory()
             return cells
         with open_output(fmt, schema=SCHEMA, columns=COLUMNS) as out:
             for cell in iter_cells(plan, jobs=jobs):
                 advance()
                 out.write(record(plan, cell, rows_pieces))  # each distribution as its JSON text (blocks)
                 cells.append(cell.without_result())  # written: its distributions are not kept
+                del cell
+                release_freed_memory()
     return cells
 
 
@@ -168,7 +172,6 @@ def sweep(
 
     values = locals()
     check_writable(svg=svg, html=html)  # before the work, not after it
-    return_large_blocks()  # results of megabytes, one after another
     chosen: Method = o.chosen_method(exact, method)
     plan = plan_sweep(weapon, toughness=toughness, save=save, invulnerable=invuln, feel_no_pain=fnp, wounds=wounds,
                       models=models, keywords=keyword or (), metric=metric, method=chosen, trials=trials, seed=seed,
