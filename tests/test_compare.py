@@ -601,3 +601,33 @@ def test_compare_method_both_agreeing_exits_0_and_monte_carlo_records_no_agreeme
     assert all(json.loads(line)["agreement"] is None for line in mc.stdout.splitlines())
     table = invoke(path, "-t", "knight", "--method", "both", "--trials", "20000", "--seed", "3")
     assert table.exit_code == 0 and "disagree" not in table.stderr
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_the_records_kept_for_the_table_and_pictures_hold_no_rows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                   fmt: str) -> None:
+    """The ranking (table, --svg) gets every record's figures but no distribution rows: kept
+    to the end, those would keep every run's distributions alive; the records written keep
+    their rows."""
+    from mathhammer.render import ranking
+
+    seen: list[list[dict]] = []
+    real = ranking.ranking_view
+
+    def view(records: list[dict], *args: object, **kwargs: object) -> object:
+        seen.append(records)
+        return real(records, *args, **kwargs)
+
+    monkeypatch.setattr(ranking, "ranking_view", view)
+    path = tmp_path / "rows.csv"
+    path.write_text("weapon\nA2 BS3+ S4 AP0 D1\nA3 BS4+ S5 AP-1 D2\n", encoding="utf-8")
+    res = runner.invoke(app, ["compare", str(path), "-t", "T4 SV3+ W2", "--exact", "-f", fmt,
+                              "--svg", str(tmp_path / "t.svg")])
+    assert res.exit_code == 0, res.output
+    (records,) = seen
+    assert len(records) == 2 and "distribution" not in json.dumps(records)
+    # 2 attacks, each unsaved with 2/3 * 1/2 * 1/3 = 1/9, D1; 3 attacks, each unsaved with
+    # 1/2 * 2/3 * 1/2 = 1/6, D2 at one W2 model: 2 x P(any unsaved)
+    assert sorted(r["damage"]["mean"] for r in records) == pytest.approx([2 / 9, 2 * (1 - (5 / 6) ** 3)])
+    if fmt == "json":
+        assert all(r["damage"]["distribution"] for r in json.loads(res.stdout)["records"])

@@ -30,6 +30,7 @@ from typer.testing import CliRunner
 
 from mathhammer.api import build, run_attack
 from mathhammer.cli import app
+from mathhammer.errors import MathhammerError
 from mathhammer.render import OutputFormat, stream
 from mathhammer.render.records import (
     SCHEMA,
@@ -358,19 +359,45 @@ def test_a_json_record_goes_to_the_document_as_its_pieces_are_made(monkeypatch: 
         assert out.getvalue() == json.dumps({"schema": "t/1", "writer": {}, "records": [*before, {"n": 2}]},
                                             indent=2) + "\n"
         assert writer.count == len(before) + 1
+    out = io.StringIO()  # the only record, cut off: the empty document
+    with RecordWriter(OutputFormat.JSON, out, schema="t/1", writer={}) as writer, pytest.raises(KeyboardInterrupt):
+        writer.write({"n": 1, "rows": stream.JSONPieces(_Made(lambda: None, stop=1))})
+    assert out.getvalue() == json.dumps({"schema": "t/1", "writer": {}, "records": []}, indent=2) + "\n"
 
 
-def test_an_ndjson_record_is_written_as_its_pieces_are_made() -> None:
-    """NDJSON lines, too, go to the stream piece by piece (inside one whole_record: Ctrl-C
-    waits for the line's end); a record json.dumps refuses writes nothing."""
+def test_an_ndjson_line_is_made_whole_before_any_of_it_is_written() -> None:
+    """An NDJSON line is formatted whole first (every line on the stream a whole record, and a
+    Ctrl-C waits only for the writing): a record whose pieces fail part-way, or that
+    json.dumps refuses, writes nothing."""
     out = io.StringIO()
     with RecordWriter(OutputFormat.NDJSON, out, schema="t/1", writer={}) as writer:
+        writer.write({"n": 0})
         made = _Made(lambda: len(out.getvalue()))
         writer.write({"n": 1, "rows": stream.JSONPieces(made)})
+        with pytest.raises(KeyboardInterrupt):
+            writer.write({"n": 2, "rows": stream.JSONPieces(_Made(lambda: None, stop=2))})
         with pytest.raises(TypeError):
             writer.write({"n": object(), "rows": stream.JSONPieces(_Made(lambda: None))})
-    assert made.seen[0] > 0 and made.seen[1] > made.seen[0]
-    assert out.getvalue() == '{"n":1,"rows":[{"block":0},{"block":1},{"block":2}]}\n'
+    assert made.seen == [len('{"n":0}\n')] * 3
+    assert out.getvalue() == '{"n":0}\n{"n":1,"rows":[{"block":0},{"block":1},{"block":2}]}\n'
+
+
+def test_an_error_making_a_json_record_s_pieces_is_not_the_temporary_file_s() -> None:
+    """An OSError raised while a record's pieces are made (a JSONPieces function reading a
+    file, say) is that error: the record is cut off and the document kept, not reported as
+    TMPDIR failing and every record dropped."""
+
+    def failing() -> Any:
+        yield "[1"
+        raise OSError(5, "the pieces' own input failed")
+
+    out = io.StringIO()
+    with RecordWriter(OutputFormat.JSON, out, schema="t/1", writer={}) as writer:
+        writer.write({"n": 0})
+        with pytest.raises(OSError, match="the pieces' own input failed") as e:
+            writer.write({"n": 1, "rows": stream.JSONPieces(failing)})
+        assert not isinstance(e.value, MathhammerError)
+    assert out.getvalue() == json.dumps({"schema": "t/1", "writer": {}, "records": [{"n": 0}]}, indent=2) + "\n"
 
 
 def test_json_text_leaves_no_cycle_holding_the_raw_text() -> None:

@@ -6,9 +6,9 @@ after a sweep's first few results (arrays of 1-20 MB each) the next ones come fr
 whose freed space mostly stays with the process. ``sweep`` and ``compare`` give it back after
 each cell or record with :func:`release_freed_memory` (``malloc_trim``): a sweep of 120 cells
 of a W1000 x 1000 target with ``-f json`` on two workers peaked at 200-205 MB without it and
-at 175-190 MB with it, in the same time (benchmarks/bench_memory.py). Keeping the threshold at
+at 176-187 MB with it, in the same time (benchmarks/bench_memory.py). Keeping the threshold at
 128 KiB instead (``mallopt``) gave 160 MB but took a third longer: every large array was then
-mapped and faulted in afresh. Nothing here changes a setting: the library may call it too.
+mapped and faulted in afresh. It changes no setting; only the command line calls it.
 """
 
 from __future__ import annotations

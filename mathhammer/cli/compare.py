@@ -101,10 +101,10 @@ def compare(
                     if disagrees(done):
                         disagree.append(f"row {done.row.line} against {done.target!r}")
                     rec = record(done, rows_pieces)  # each distribution as its JSON text (blocks), not a dict per row
-                    if keep:
-                        records.append(rec)
                     write(rec)
-                    release_freed_memory()  # a run's arrays, once written (a table keeps their rows' sources)
+                    if keep:
+                        records.append(_without_rows(rec))
+                    release_freed_memory()  # what the runs before this one freed
                 for message in run.new_warnings():  # a row's, once its every target has run: as shoot's
                     warn(message)
         finally:  # a row cut short by an error: what its runs so far noticed is said before the error
@@ -133,6 +133,12 @@ def _footer(run: Any) -> str:
     if run.method is Method.EXACT:
         return "exact distributions"
     return f"{run.method.value}, {run.trials:,} trials a row and target; seed {run.seed} (each row's: docs/compare.md)"
+
+
+def _without_rows(rec: dict[str, Any]) -> dict[str, Any]:
+    """``rec`` without its distributions' rows, which the table and pictures never show (each
+    would keep its distribution's arrays until the end)."""
+    return {k: _without_rows(v) if isinstance(v, dict) else v for k, v in rec.items() if k != "distribution"}
 
 
 @contextmanager

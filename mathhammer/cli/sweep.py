@@ -93,15 +93,13 @@ def _cells(plan: Any, fmt: OutputFormat, jobs: int | None) -> list[Any]:
             for cell in iter_cells(plan, jobs=jobs):
                 advance()
                 cells.append(cell.without_result())  # the table shows values only
-                del cell  # its result's arrays, freed and given back now (not a cell later)
-                release_freed_memory()
+                release_freed_memory()  # what the results before this one freed
             return cells
         with open_output(fmt, schema=SCHEMA, columns=COLUMNS) as out:
             for cell in iter_cells(plan, jobs=jobs):
                 advance()
                 out.write(record(plan, cell, rows_pieces))  # each distribution as its JSON text (blocks)
                 cells.append(cell.without_result())  # written: its distributions are not kept
-                del cell
                 release_freed_memory()
     return cells
 

@@ -252,7 +252,7 @@ class RecordWriter:
         if self.fmt is OutputFormat.JSON:
             self._keep(record)
         elif self.fmt is OutputFormat.NDJSON:
-            self._emit(itertools.chain(iter_json_text(record), ("\n",)))  # json.dumps' part before any write
+            self._emit((*iter_json_text(record), "\n"))  # the whole line made before any of it is written
         else:
             self._emit(self._csv_lines(flatten(record, self.columns)))
         self.count += 1
@@ -264,34 +264,42 @@ class RecordWriter:
         a temporary file (a sweep's cells can hold hundreds of megabytes of rows). The text
         goes there piece by piece as it is formatted (a :class:`JSONPieces` of a distribution's
         rows, a block at a time), never whole in memory."""
-        # json.dumps formats all but the pieces before the first piece is written: a record it
-        # refuses leaves the document as it was; one stopped part-way (Ctrl-C) is cut off again.
-        # Every line break is json.dumps' indentation (a JSON string holds none); a piece without
-        # one is kept as it is (replace would copy a RawJSON of megabytes)
+        # json.dumps formats all but the pieces before anything is written: a record it refuses
+        # leaves the document as it was; one stopped part-way (Ctrl-C, an error making a piece)
+        # is cut off again. Every line break is json.dumps' indentation (a JSON string holds
+        # none); a piece without one is kept as it is (replace would copy a RawJSON of megabytes)
         texts = iter_json_text(record, indent=2)
         first = next(texts)
-        fresh = self._spool is None
         try:
             if self._spool is None:
                 import tempfile  # imported when used, as secrets is: neither is needed to start up
 
                 self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES, mode="w+", encoding="utf-8",
                                                             newline="\n")
-                start = 0
-            else:
-                start = self._spool.tell()
-                self._spool.write(",\n" + _RECORD_INDENT)
-            for text in itertools.chain((first,), texts):
-                self._spool.write(text.replace("\n", "\n" + _RECORD_INDENT) if "\n" in text else text)
+            spool = self._spool
+            start = spool.tell()  # 0: the first record (also after one cut off)
         except OSError as e:
             self._discard()
             raise _spool_failed(e) from None
+        try:
+            for text in itertools.chain((",\n",) if start else (), (first,), texts):  # (indented as the rest)
+                self._put(spool, text.replace("\n", "\n" + _RECORD_INDENT) if "\n" in text else text)
         except BaseException:
-            if fresh:
-                self._discard()
-            else:
-                self._cut(start)
+            if self._spool is spool:  # (a write that failed has deleted it)
+                if start:
+                    self._cut(start)
+                else:
+                    self._discard()  # as if it had never been: close() writes "records": []
             raise
+
+    def _put(self, spool: IO[str], text: str) -> None:
+        """Write ``text`` to the records' file; a write that fails deletes it (one error naming
+        TMPDIR): the document cannot be finished."""
+        try:
+            spool.write(text)
+        except OSError as e:
+            self._discard()
+            raise _spool_failed(e) from None
 
     def _cut(self, at: int) -> None:
         """Drop what the records' file holds from ``at`` on (a record stopped part-way)."""
