@@ -45,6 +45,7 @@ __all__ = [
     "size_text",
     "whole",
     "max_threads",
+    "threads_setting",
 ]
 
 #: Models attacking with one weapon (``--models``/``-n``, a weapon group's count).
@@ -98,18 +99,28 @@ EXACT_MAX_SECONDS = 10.0
 EXACT_MAX_BYTES = 1_000_000_000
 
 
+def threads_setting() -> int | str | None:
+    """``NUMBA_NUM_THREADS`` as numba reads it (Python's ``int``): the number when it is at least
+    1, None when it is unset, else the text as given (numba, once imported, prints a warning
+    with a traceback for a value it cannot read, an empty one too, and fails for one below 1)."""
+    value = os.environ.get("NUMBA_NUM_THREADS")
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        return value
+    return number if number >= 1 else value
+
+
 def max_threads() -> int:
     """Threads a Monte Carlo run may use on this machine: ``NUMBA_NUM_THREADS`` when set to a
     whole number of at least 1, else the cores this process may run on (numba's own rule, read
     here without importing numba, nor the kernel package: an exact run checks ``--threads``
     too)."""
-    given = os.environ.get("NUMBA_NUM_THREADS", "").strip()
-    if given:
-        try:
-            if int(given) >= 1:
-                return int(given)
-        except ValueError:
-            pass
+    given = threads_setting()
+    if isinstance(given, int):
+        return given
     affinity = getattr(os, "sched_getaffinity", None)
     if affinity is not None:
         return max(1, len(affinity(0)))

@@ -15,7 +15,6 @@ before it, and a run with the stage breakdown different ones than a run without.
 from __future__ import annotations
 
 import itertools
-import os
 import secrets
 import time
 from collections.abc import Iterator
@@ -39,7 +38,7 @@ from ..compile import (
     scratch_width,
 )
 from ..errors import InputError
-from ..limits import MAX_CHUNKS, MAX_TRIALS, check_count, max_threads
+from ..limits import MAX_CHUNKS, MAX_TRIALS, check_count, max_threads, threads_setting
 from ..result import DamageResult, Distribution, GroupResult, WeaponShare
 from . import _parts
 
@@ -205,15 +204,10 @@ def check_threads(threads: int | None) -> None:
 
 def bad_threads_setting() -> str | None:
     """``NUMBA_NUM_THREADS`` when it is set to anything but a whole number of at least 1, else
-    None: numba, once imported, prints a warning with a traceback for a value it cannot read
-    as a whole number with Python's ``int`` (an empty one too) and fails for one below 1."""
-    value = os.environ.get("NUMBA_NUM_THREADS")
-    if value is None:
-        return None
-    try:
-        return None if int(value) >= 1 else value
-    except ValueError:
-        return value
+    None (:func:`~mathhammer.limits.threads_setting`: numba would print a traceback reading it,
+    or fail)."""
+    given = threads_setting()
+    return given if isinstance(given, str) else None
 
 
 def run(inputs: KernelInputs | UnitInputs, *, trials: int, seed: int | None = None, threads: int | None = None,
